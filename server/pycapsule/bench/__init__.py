@@ -1,0 +1,1 @@
+"""Benchmarks: dataset readers, runner, scorer, reports."""

@@ -1,0 +1,1 @@
+"""The embedded local model: install (join + verify), serve on loopback."""

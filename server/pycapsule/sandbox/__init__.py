@@ -1,0 +1,1 @@
+"""Sandboxes that run untrusted doctests: one interface, several backends."""

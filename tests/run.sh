@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): installs what the tests need, starts the services, runs every suite.
+# Idempotent; caches (pip, npm, the sandbox image, the model) live under $PYCAPSULE_CI_CACHE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYCAPSULE_CI_CACHE="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}"
+mkdir -p "$PYCAPSULE_CI_CACHE"
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - started ))"; }
+
+step "python packages"
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+
+for setup in tests/*/setup.sh; do
+  step "set-up: $setup"
+  # shellcheck disable=SC1090
+  source "$setup"
+done
+
+step "lint"
+python3 -m ruff check server tests
+
+step "tests"
+python3 -m pytest -ra -p no:cacheprovider "$@"
+step "done"
