@@ -1,0 +1,207 @@
+"""The report of a results folder: `report.md` (tables) and PNG plots, rebuilt from the per-task records.
+
+Every run in the folder (one manifest + one JSONL per configuration) is one row, so direct and
+self-debugging runs of the same model sit side by side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pycapsule.bench.records import read_manifest, read_records
+from pycapsule.bench.summary import RunSummary, summarize
+
+ATTEMPTS_PLOT = "attempts.png"
+PASS_PLOT = "pass_at_1.png"
+
+
+def load_runs(out: Path) -> list[RunSummary]:
+    runs = []
+    for manifest_path in sorted(out.glob("*.json")):
+        manifest = read_manifest(manifest_path)
+        if manifest is None or "config" not in manifest:
+            continue
+        runs.append(summarize(manifest, read_records(manifest_path.with_suffix(".jsonl"))))
+    return sorted(runs, key=lambda r: (r.model, r.dataset, r.mode != "direct", r.max_attempts))
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def _summary_table(runs: list[RunSummary]) -> list[str]:
+    lines = [
+        "| model | dataset | mode | tasks done | pass@1 | passed / scored | unscorable "
+        "| attempts / task | model calls / task | prompt tokens / task | completion tokens / task "
+        "| seconds / task | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        mode = r.mode if r.mode == "direct" else f"{r.mode} (≤{r.max_attempts})"
+        done = f"{r.done}/{r.total_tasks}" + ("" if r.complete else " (partial)")
+        lines.append(
+            f"| {r.model} | {r.dataset} | {mode} | {done} | **{r.pass_at_1:.1f}** "
+            f"| {r.passed}/{r.scored} | {r.unscorable} | {r.mean_attempts:.2f} "
+            f"| {r.mean_model_calls:.2f} | {r.mean_prompt_tokens:.0f} "
+            f"| {r.mean_completion_tokens:.0f} | {r.mean_task_seconds:.1f} | {_minutes(r.wall_seconds)} |"
+        )
+    return lines
+
+
+def _gain_table(runs: list[RunSummary]) -> list[str]:
+    pairs = []
+    for debug in runs:
+        if debug.mode != "selfdebug":
+            continue
+        for direct in runs:
+            if (direct.mode, direct.model, direct.dataset) == ("direct", debug.model, debug.dataset):
+                pairs.append((direct, debug))
+    if not pairs:
+        return []
+    lines = [
+        "",
+        "## Self-debugging against direct generation (same model, same prompt)",
+        "",
+        "| model | dataset | direct | selfdebug | gain (points) | model calls / task |",
+        "|---|---|---|---|---|---|",
+    ]
+    for direct, debug in pairs:
+        lines.append(
+            f"| {debug.model} | {debug.dataset} | {direct.pass_at_1:.1f} | {debug.pass_at_1:.1f} "
+            f"| {debug.pass_at_1 - direct.pass_at_1:+.1f} | {debug.mean_model_calls:.2f} |"
+        )
+    return lines
+
+
+def _attempt_table(runs: list[RunSummary]) -> list[str]:
+    debug_runs = [r for r in runs if r.mode == "selfdebug"]
+    if not debug_runs:
+        return []
+    width = max(r.max_attempts for r in debug_runs)
+    lines = [
+        "",
+        "## Attempt at which tasks passed (hidden tests; the paper's Figure 2)",
+        "",
+        "| model | dataset | " + " | ".join(f"attempt {k}" for k in range(1, width + 1)) + " |",
+        "|---|---|" + "---|" * width,
+    ]
+    for r in debug_runs:
+        cells = []
+        for k in range(1, width + 1):
+            count = r.attempts_of_passed.get(k, 0)
+            share = 100.0 * count / r.passed if r.passed else 0.0
+            cells.append(f"{count} ({share:.0f}%)")
+        lines.append(f"| {r.model} | {r.dataset} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _contingency_table(runs: list[RunSummary]) -> list[str]:
+    keys = sorted({key for r in runs for key in r.visible_vs_hidden})
+    if not keys:
+        return []
+    lines = [
+        "",
+        "## The prompt's examples against the hidden tests (tasks)",
+        "",
+        "| model | dataset | mode | " + " | ".join(keys) + " |",
+        "|---|---|---|" + "---|" * len(keys),
+    ]
+    for r in runs:
+        lines.append(f"| {r.model} | {r.dataset} | {r.mode} | "
+                     + " | ".join(str(r.visible_vs_hidden.get(k, 0)) for k in keys) + " |")
+    return lines
+
+
+def _provenance(runs: list[RunSummary]) -> list[str]:
+    lines = ["", "## How each run was made", ""]
+    for r in runs:
+        m = r.manifest
+        lines.append(f"- **{r.model} / {r.dataset} / {r.mode}**: `{m.get('command', '?')}`; "
+                     f"model file SHA-256 `{m.get('model_sha256') or 'n/a (remote endpoint)'}`; "
+                     f"data `{m.get('data_file', '?')}` "
+                     f"(SHA-256 `{m.get('config', {}).get('data_sha256', '?')}`); "
+                     f"started {m.get('started', '?')}, last updated {m.get('updated', '?')}; "
+                     f"sandbox {m.get('sandbox', '?')}; "
+                     f"settings `{m.get('config', {}).get('generation', {})}`.")
+    return lines
+
+
+def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:
+    lines = ["# pycapsule bench results", ""]
+    if not runs:
+        return "\n".join([*lines, "No results yet.", ""])
+    lines += [
+        "pass@1 is over the scored tasks (unscorable ones, e.g. a missing third-party library, are left out "
+        "and counted separately). Tokens and calls are per task, over the scored tasks. Rebuilt from the "
+        "per-task records on every run.",
+        "",
+        *_summary_table(runs),
+        *_gain_table(runs),
+        *_attempt_table(runs),
+        *_contingency_table(runs),
+        *_provenance(runs),
+    ]
+    if plots:
+        lines += ["", "## Plots", "", *[f"![{name}]({name})" for name in plots]]
+    return "\n".join(lines) + "\n"
+
+
+def _plot_attempts(runs: list[RunSummary], path: Path) -> bool:
+    from matplotlib.figure import Figure
+
+    debug_runs = [r for r in runs if r.mode == "selfdebug" and r.passed]
+    if not debug_runs:
+        return False
+    width = max(r.max_attempts for r in debug_runs)
+    figure = Figure(figsize=(7, 4), layout="constrained")
+    axes = figure.subplots()
+    bar = 0.8 / len(debug_runs)
+    for index, r in enumerate(debug_runs):
+        xs = [k + (index - (len(debug_runs) - 1) / 2) * bar for k in range(1, width + 1)]
+        shares = [100.0 * r.attempts_of_passed.get(k, 0) / r.passed for k in range(1, width + 1)]
+        axes.bar(xs, shares, width=bar, label=f"{r.model} {r.dataset}")
+    axes.set_xticks(range(1, width + 1))
+    axes.set_xlabel("attempt at which the task passed")
+    axes.set_ylabel("% of passed tasks")
+    axes.set_title("When self-debugging succeeds")
+    axes.legend(fontsize="small")
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def _plot_pass_at_1(runs: list[RunSummary], path: Path) -> bool:
+    from matplotlib.figure import Figure
+
+    if not runs:
+        return False
+    groups = sorted({(r.model, r.dataset) for r in runs})
+    modes = sorted({r.mode for r in runs})
+    figure = Figure(figsize=(max(6, 1.4 * len(groups) + 2), 4), layout="constrained")
+    axes = figure.subplots()
+    bar = 0.8 / len(modes)
+    for index, mode in enumerate(modes):
+        values = []
+        for model, dataset in groups:
+            match = [r for r in runs if (r.model, r.dataset, r.mode) == (model, dataset, mode)]
+            values.append(match[-1].pass_at_1 if match else 0.0)
+        xs = [g + (index - (len(modes) - 1) / 2) * bar for g in range(len(groups))]
+        bars = axes.bar(xs, values, width=bar, label=mode)
+        axes.bar_label(bars, fmt="%.1f", fontsize="small")
+    labels = [f"{model}\n{dataset}" for model, dataset in groups]
+    axes.set_xticks(range(len(groups)), labels, fontsize="small")
+    axes.set_ylabel("pass@1 (%)")
+    axes.set_ylim(0, 100)
+    axes.set_title("pass@1: direct vs self-debugging")
+    axes.legend()
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def write_report(out: Path) -> Path:
+    """(Re)build `out/report.md` and its plots from every run recorded in `out`; returns the report's path."""
+    runs = load_runs(out)
+    plots = [name for name, draw in ((PASS_PLOT, _plot_pass_at_1), (ATTEMPTS_PLOT, _plot_attempts))
+             if draw(runs, out / name)]
+    report = out / "report.md"
+    report.write_text(render_markdown(runs, plots), encoding="utf-8")
+    return report

@@ -1,0 +1,84 @@
+"""Figures of one run, computed from its per-task records: what the report tables and plots show."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from pycapsule.bench.records import TaskRecord
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    dataset: str
+    mode: str
+    model: str
+    max_attempts: int
+    total_tasks: int
+    """Tasks the run was asked for (the dataset, or --limit)."""
+    done: int
+    scored: int
+    passed: int
+    unscorable: int
+    reused: int
+    attempts_of_passed: dict[int, int]
+    """How many tasks passed the hidden tests with the code of attempt k."""
+    visible_vs_hidden: dict[str, int]
+    mean_attempts: float
+    mean_model_calls: float
+    mean_prompt_tokens: float
+    mean_completion_tokens: float
+    mean_task_seconds: float
+    wall_seconds: float
+    manifest: dict[str, Any]
+
+    @property
+    def pass_at_1(self) -> float:
+        return 100.0 * self.passed / self.scored if self.scored else 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= self.total_tasks
+
+
+def _visible(record: TaskRecord) -> str:
+    if record.outcome == "passed":
+        return "examples passed"
+    if record.outcome == "not_verified":
+        return "no examples to run"
+    return "examples failed"
+
+
+def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSummary:
+    config = manifest.get("config", {})
+    done = list(records.values())
+    scored = [r for r in done if r.status != "unscorable"]
+    passed = [r for r in scored if r.passed]
+    contingency = Counter(f"{_visible(r)}, hidden {'passed' if r.passed else 'failed'}" for r in scored)
+
+    def average(values: list[float]) -> float:
+        return mean(values) if values else 0.0
+
+    return RunSummary(
+        dataset=config.get("dataset", "?"),
+        mode=config.get("mode", "?"),
+        model=manifest.get("model_label", "?"),
+        max_attempts=int(config.get("max_attempts", 1)),
+        total_tasks=int(manifest.get("total_tasks", len(done))),
+        done=len(done),
+        scored=len(scored),
+        passed=len(passed),
+        unscorable=len(done) - len(scored),
+        reused=sum(1 for r in done if r.reused_from),
+        attempts_of_passed=dict(sorted(Counter(max(1, r.attempts) for r in passed).items())),
+        visible_vs_hidden=dict(sorted(contingency.items())),
+        mean_attempts=average([r.attempts for r in scored]),
+        mean_model_calls=average([r.model_calls for r in scored]),
+        mean_prompt_tokens=average([r.prompt_tokens for r in scored]),
+        mean_completion_tokens=average([r.completion_tokens for r in scored]),
+        mean_task_seconds=average([r.generation_seconds + r.score_seconds for r in scored]),
+        wall_seconds=float(manifest.get("wall_seconds", 0.0)),
+        manifest=manifest,
+    )
