@@ -135,7 +135,7 @@ def write_source_file(path: Path, source: SourceFile) -> None:
     Path(path).write_bytes(codecs.encode(source.text, source.encoding))
 
 
-class _Lines:
+class SourceLines:
     """Line starts of a text and conversion from ast positions (UTF-8 byte columns) to offsets."""
 
     def __init__(self, text: str) -> None:
@@ -258,12 +258,12 @@ def docstring_node(node: ast.AST) -> ast.Expr | None:
     return None
 
 
-def _header_colon_end(lines: _Lines, node: _FunctionNode, body_first: ast.stmt) -> int:
+def header_colon_end(lines: SourceLines, node: _FunctionNode, body_first: ast.stmt) -> int:
     """Offset just after the ':' that ends the def header (the last depth-0 colon before the body)."""
     start = lines.offset(node.lineno, node.col_offset)
     stop = lines.offset(body_first.lineno, body_first.col_offset)
     fragment = lines.text[start:stop]
-    fragment_lines = _Lines(fragment)
+    fragment_lines = SourceLines(fragment)
     depth = 0
     colon_end: int | None = None
     try:
@@ -284,7 +284,7 @@ def _header_colon_end(lines: _Lines, node: _FunctionNode, body_first: ast.stmt) 
     return start + colon_end
 
 
-def _indent_unit(module: ast.Module, lines: _Lines) -> str:
+def indent_unit_of(module: ast.Module, lines: SourceLines) -> str:
     """The module's first indentation step, so a splice matches the file's style."""
     for node in ast.walk(module):
         body = getattr(node, "body", None)
@@ -299,7 +299,7 @@ def _indent_unit(module: ast.Module, lines: _Lines) -> str:
     return "    "
 
 
-def _module_newline(lines: _Lines, line: int) -> str:
+def _module_newline(lines: SourceLines, line: int) -> str:
     own = lines.newline_of(line)
     if own:
         return own
@@ -311,7 +311,7 @@ def _module_newline(lines: _Lines, line: int) -> str:
 
 
 def _examples(
-    docstring: str, doc_node: ast.Expr, lines: _Lines, qualname: str
+    docstring: str, doc_node: ast.Expr, lines: SourceLines, qualname: str
 ) -> tuple[tuple[Example, ...], str | None]:
     """Doctest examples with module line numbers; a parse failure becomes one sentence."""
     try:
@@ -335,7 +335,7 @@ def _examples(
 def _capsule(
     source: str,
     path: Path | None,
-    lines: _Lines,
+    lines: SourceLines,
     qualname: str,
     node: _FunctionNode,
     top: ast.stmt,
@@ -343,7 +343,7 @@ def _capsule(
 ) -> Capsule:
     first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
     header_start = lines.start(first_line)
-    header_end = _header_colon_end(lines, node, node.body[0])
+    header_end = header_colon_end(lines, node, node.body[0])
     header_line = lines.line_of(header_end)
     doc_node = docstring_node(node)
     rest = node.body[1:] if doc_node else node.body
@@ -409,8 +409,8 @@ def _capsule(
 def read_capsules(source: str, path: Path | None = None) -> list[Capsule]:
     """Every function in the module (methods, nested, async, decorated), in source order."""
     module = parse_module(source)
-    lines = _Lines(source)
-    unit = _indent_unit(module, lines)
+    lines = SourceLines(source)
+    unit = indent_unit_of(module, lines)
     return [
         _capsule(source, path, lines, qualname, node, top, unit)
         for qualname, node, top in _functions(module)

@@ -1,1 +1,1 @@
-"""The deterministic modules that do what a model does badly: extraction, example calls, signatures, errors."""
+"""Deterministic modules that do what a model does badly: extraction, example calls, signatures, errors."""
