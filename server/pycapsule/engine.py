@@ -1,0 +1,179 @@
+"""The engine: settings + a warm sandbox + the programmer (the embedded model on demand) + history.
+
+The CLI and the language server both hold one `Engine` and iterate `generate`. Everything heavy
+starts lazily on first use and stays warm until `close()`. `generate` never raises for anything
+the user, the model or the sandbox does: every failure ends the event stream with a `Finished`
+whose outcome has status "error" and a one-line message.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pycapsule.capsule import Capsule
+from pycapsule.config import Settings, project_root
+from pycapsule.history import History
+from pycapsule.loop import Event, Finished, Notice, Outcome, self_debug
+from pycapsule.programmer import ModelError, ModelSettings, Programmer
+from pycapsule.sandbox.api import Job, RunResult, Sandbox, SandboxUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    """Thread-safe: the sandbox and programmer are shared; one loop per function is the caller's job."""
+
+    def __init__(self, settings: Settings, *, project_root: Path | None = None,
+                 history: History | None = None) -> None:
+        self.settings = settings
+        self.project_root = project_root
+        self._lock = threading.RLock()
+        self._sandbox: Sandbox | None = None
+        self._programmer: Programmer | None = None
+        self._endpoint: Any = None
+        self._history = history
+        self._history_failed = False
+
+    # ---- lazily started parts --------------------------------------------------------------------
+
+    def sandbox(self) -> Sandbox:
+        """The warm sandbox; raises SandboxUnavailable with the reason."""
+        with self._lock:
+            if self._sandbox is None:
+                from pycapsule.sandbox.select import open_sandbox
+
+                self._sandbox = open_sandbox(self.settings.sandbox, self.project_root)
+            return self._sandbox
+
+    def history(self) -> History | None:
+        """None when the history database cannot be opened (then nothing is recorded; said once)."""
+        with self._lock:
+            if self._history is None and not self._history_failed:
+                try:
+                    self._history = History()
+                except (OSError, sqlite3.Error) as error:
+                    self._history_failed = True
+                    log.warning("pycapsule: attempts are not recorded: cannot open the history: %s", error)
+            return self._history
+
+    def _programmer_events(self) -> Iterator[Notice]:
+        """Creates the programmer, starting the embedded model first when no endpoint is configured."""
+        with self._lock:
+            if self._programmer is not None:
+                return
+            if not self.settings.uses_embedded_model:
+                self._programmer = Programmer(ModelSettings.from_settings(self.settings))
+                return
+        # starting the embedded model can take minutes (install): report its progress as it comes
+        notices: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        def start() -> None:
+            from pycapsule.models.endpoint import start_local_endpoint
+
+            try:
+                endpoint = start_local_endpoint(self.settings.embedded_model_size,
+                                                on_progress=lambda line: notices.put(("progress", line)))
+            except Exception as error:  # ModelInstallError / ModelServerError carry one sentence
+                notices.put(("error", error))
+            else:
+                notices.put(("done", endpoint))
+
+        threading.Thread(target=start, name="pycapsule-embedded-model", daemon=True).start()
+        while True:
+            kind, item = notices.get()
+            if kind == "progress":
+                yield Notice(str(item))
+            elif kind == "error":
+                raise ModelError(f"the embedded model could not start: {item}")
+            else:
+                with self._lock:
+                    if self._programmer is None:
+                        self._endpoint = item
+                        self._programmer = Programmer(ModelSettings.from_settings(
+                            self.settings, base_url=item.base_url, model=item.model))
+                    else:  # another thread won the race
+                        item.close()
+                return
+
+    def programmer(self) -> Programmer:
+        for _ in self._programmer_events():
+            pass
+        assert self._programmer is not None
+        return self._programmer
+
+    # ---- the two jobs ----------------------------------------------------------------------------
+
+    def generate(self, capsule: Capsule, cancel: threading.Event | None = None,
+                 from_current_body: bool = False) -> Iterator[Event]:
+        """The loop's events for `capsule`, ending with exactly one `Finished`."""
+        cancel = cancel or threading.Event()
+        try:
+            sandbox = self.sandbox()
+            yield from self._programmer_events()
+            if self._endpoint is not None and not self._endpoint.alive:
+                self._restart_embedded()
+                yield from self._programmer_events()
+            assert self._programmer is not None
+            yield from self_debug(
+                capsule,
+                programmer=self._programmer,
+                sandbox=sandbox,
+                settings=self.settings,
+                start_body=capsule.body if from_current_body else None,
+                cancel=cancel,
+                context=_context(capsule),
+                history=self.history(),
+            )
+        except (SandboxUnavailable, ModelError) as error:
+            yield _error(capsule, f"{error}")
+        except Exception as error:  # a bug of ours must still not cost the editor its server
+            log.exception("pycapsule: internal error while generating %s", capsule.qualname)
+            yield _error(capsule, f"internal error ({type(error).__name__}: {error}); please report it")
+
+    def check(self, source: str, path: Path | None, targets: tuple[str, ...] | None) -> RunResult:
+        """Run the doctests of `targets` (None: all) in `source`; raises SandboxUnavailable."""
+        job = Job(source=source, filename=path.name if path is not None else "capsule.py",
+                  doctest_targets=targets, timeout=self.settings.job_timeout,
+                  project_root=project_root(path))
+        return self.sandbox().run(job)
+
+    def close(self) -> None:
+        with self._lock:
+            for part in (self._programmer, self._sandbox, self._endpoint, self._history):
+                if part is not None:
+                    try:
+                        part.close()
+                    except Exception as error:  # closing must go on for the other parts
+                        log.warning("pycapsule: closing %s failed: %s", type(part).__name__, error)
+            self._programmer = self._sandbox = self._endpoint = self._history = None
+
+    def _restart_embedded(self) -> None:
+        """The embedded model's server died (killed, crashed): start again on the next call."""
+        with self._lock:
+            if self._programmer is not None:
+                self._programmer.close()
+            if self._endpoint is not None:
+                self._endpoint.close()
+            self._programmer = self._endpoint = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _context(capsule: Capsule) -> str | None:
+    from pycapsule.context import module_context
+
+    return module_context(capsule)
+
+
+def _error(capsule: Capsule, message: str) -> Finished:
+    return Finished(Outcome("error", " ".join(message.split()), None, (), 0, capsule.qualname))

@@ -1,0 +1,49 @@
+"""The executor agent: a capsule plus a candidate module source -> a sandbox job -> a verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pycapsule.capsule import Capsule
+from pycapsule.config import project_root
+from pycapsule.debugging.errors import condense, headline
+from pycapsule.sandbox.api import Job, RunResult, Sandbox
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    result: RunResult
+    headline: str
+    """One line for progress and diagnostics ('' when passed)."""
+    condensed: str
+    """The few lines the fix prompt gets ('' when passed)."""
+
+    @property
+    def label(self) -> str:
+        """'passed', 'failed' (doctests ran and failed) or the sandbox status ('timeout', 'memory', ...)."""
+        if self.passed:
+            return "passed"
+        return "failed" if self.result.status in ("ok", "error") else self.result.status
+
+
+def job_for(capsule: Capsule, source: str, timeout: float) -> Job:
+    """Only the target's doctests run; the module's top-level code runs first, as on import."""
+    return Job(
+        source=source,
+        filename=capsule.path.name if capsule.path is not None else "capsule.py",
+        doctest_targets=(capsule.qualname,),
+        timeout=timeout,
+        project_root=project_root(capsule.path),
+    )
+
+
+def judge(capsule: Capsule, result: RunResult) -> Verdict:
+    if result.passed:
+        return Verdict(True, result, "", "")
+    return Verdict(False, result, headline(result), condense(result, capsule))
+
+
+def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float) -> Verdict:
+    """Run the candidate module `source` (the capsule's module with a new body) and judge it."""
+    return judge(capsule, sandbox.run(job_for(capsule, source, timeout)))

@@ -1,0 +1,304 @@
+"""The self-debugging loop: generate -> check in the sandbox -> condense -> fix, as a stream of events.
+
+It knows nothing of the terminal or the editor: the CLI and the language server both iterate the
+events `self_debug` yields. Attempts are numbered from 1; in fix-from-current-body mode the current
+code is checked first as attempt 0 (mode "check"), which asks no model. After `restart_after` failed
+fixes in a row the next attempt starts over from a fresh conversation (mode "restart"): small models
+tend to repeat a wrong idea once it is in their context.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pycapsule.capsule import Capsule
+from pycapsule.config import Settings
+from pycapsule.debugging.example_calls import strip_example_calls
+from pycapsule.debugging.extraction import NoCodeError, extract_code
+from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
+from pycapsule.executor import Verdict, execute, job_for, judge
+from pycapsule.history import AttemptRecord, History, function_path
+from pycapsule.programmer import (
+    Cancelled,
+    ModelError,
+    Programmer,
+    Reply,
+    Retrying,
+    Usage,
+    fix_messages,
+    generate_messages,
+)
+from pycapsule.sandbox.api import Sandbox
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["generate", "fix", "restart", "check"]
+Status = Literal["passed", "not_verified", "gave_up", "cancelled", "error"]
+
+
+@dataclass(frozen=True)
+class AttemptStarted:
+    attempt: int
+    max_attempts: int
+    mode: Mode
+
+
+@dataclass(frozen=True)
+class TokensStreamed:
+    attempt: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelRetrying:
+    """The model call failed and is tried again after `delay` s; text streamed so far is void."""
+
+    attempt: int
+    reason: str
+    delay: float
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should see while waiting, e.g. the embedded model being installed."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class AttemptFinished:
+    attempt: int
+    passed: bool
+    headline: str
+    """One line ('' when passed)."""
+    condensed: str
+    """What the fix prompt gets ('' when passed)."""
+    code: str
+    """The function the model wrote (its raw answer when no code could be taken from it)."""
+    usage: Usage
+    seconds: float
+    verdict: str = ""
+    """'passed', 'failed', 'not_verified', 'no_code', 'signature' or a sandbox status."""
+    model_seconds: float = 0.0
+    """Part of `seconds` spent waiting for the model (including retries)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    message: str
+    """One line for the user."""
+    new_source: str | None
+    """The module with the new body; None unless status is passed or not_verified."""
+    edits: tuple[TextEdit, ...]
+    attempts: int
+    """Model attempts made."""
+    qualname: str = ""
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Finished:
+    outcome: Outcome
+
+
+Event = AttemptStarted | TokensStreamed | ModelRetrying | Notice | AttemptFinished | Finished
+
+
+@dataclass
+class _Attempt:
+    code: str
+    verdict: str
+    headline: str
+    condensed: str
+    new_source: str | None = None
+    edits: tuple[TextEdit, ...] = ()
+
+
+def self_debug(
+    capsule: Capsule,
+    *,
+    programmer: Programmer,
+    sandbox: Sandbox,
+    settings: Settings,
+    start_body: str | None = None,
+    cancel: threading.Event | None = None,
+    context: str | None = None,
+    history: History | None = None,
+) -> Iterator[Event]:
+    """Events up to and including one `Finished`; never raises for model, code or sandbox failures."""
+    run = _Run(capsule, programmer, sandbox, settings, cancel or threading.Event(), context, history)
+    return run.events(start_body)
+
+
+class _Run:
+    def __init__(self, capsule: Capsule, programmer: Programmer, sandbox: Sandbox, settings: Settings,
+                 cancel: threading.Event, context: str | None, history: History | None) -> None:
+        self.capsule, self.programmer, self.sandbox, self.settings = capsule, programmer, sandbox, settings
+        self.cancel, self.context, self.history = cancel, context, history
+        self.run_id = uuid.uuid4().hex
+        self.started = time.monotonic()
+        self.usage = Usage()
+        self.attempts = 0
+        self.verified = capsule.verified_by_doctests
+
+    def events(self, start_body: str | None) -> Iterator[Event]:
+        try:
+            yield from self._events(start_body)
+        except Cancelled:
+            yield self._finish("cancelled", f"cancelled after {self.attempts} model attempt(s)")
+        except ModelError as error:
+            yield self._finish("error", str(error))
+
+    def _events(self, start_body: str | None) -> Generator[Event, None, None]:
+        capsule, settings = self.capsule, self.settings
+        window: list[tuple[str, str]] = []
+        last: _Attempt | None = None
+        failed_fixes = 0
+        if start_body is not None and not capsule.is_stub:
+            last = yield from self._check_current(start_body)
+            if last is None:
+                return
+        for attempt in range(1, settings.max_attempts + 1):
+            if self.cancel.is_set():
+                raise Cancelled()
+            if last is None:
+                mode: Mode = "generate" if attempt == 1 else "restart"
+                messages = generate_messages(capsule, self.context)
+            else:
+                mode = "fix"
+                earlier = window[-settings.history_window:] if settings.history_window else []
+                messages = fix_messages(capsule, self.context, earlier, last.code, last.condensed)
+            temperature = settings.temperature if attempt == 1 else settings.retry_temperature
+            yield AttemptStarted(attempt, settings.max_attempts, mode)
+            began = time.monotonic()
+            self.attempts = attempt
+            reply = yield from self._ask(attempt, messages, temperature)
+            model_seconds = time.monotonic() - began
+            self.usage = self.usage + reply.usage
+            result = self._try(reply.text, reply.truncated)
+            finished = self._attempt_finished(attempt, mode, result, reply.usage, reply.model, began,
+                                              model_seconds)
+            yield finished
+            if finished.passed:
+                yield self._success(result)
+                return
+            if mode == "fix":
+                failed_fixes += 1
+                if last is not None:
+                    window.append((last.code, last.condensed))
+            last = result
+            if failed_fixes >= settings.restart_after:
+                window, last, failed_fixes = [], None, 0
+        yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
+                                      f"{last.headline if last else 'no answer could be used'}")
+
+    def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
+             ) -> Generator[Event, None, Reply]:
+        stream = self.programmer.stream(messages, temperature=temperature, cancel=self.cancel)
+        while True:
+            try:
+                item = next(stream)
+            except StopIteration as done:
+                return done.value
+            if isinstance(item, Retrying):
+                yield ModelRetrying(attempt, item.reason, item.delay)
+            else:
+                yield TokensStreamed(attempt, item)
+
+    def _check_current(self, start_body: str) -> Generator[Event, None, _Attempt | None]:
+        """Attempt 0: run the current code. None when it already passes (the run is then finished)."""
+        capsule, text = self.capsule, self.capsule.module_source
+        source = text[: capsule.body_start] + start_body + text[capsule.body_end:]
+        code = source[capsule.header_start: capsule.body_start + len(start_body)]
+        yield AttemptStarted(0, self.settings.max_attempts, "check")
+        began = time.monotonic()
+        result = self._judge(code, source, ())
+        finished = self._attempt_finished(0, "check", result, Usage(), "", began, 0.0)
+        yield finished
+        if not finished.passed:
+            return result
+        if result.verdict == "passed":
+            yield self._finish("passed", f"{capsule.qualname}: the doctests already pass; nothing to change")
+        else:
+            yield self._finish("not_verified", f"{capsule.qualname}: the module runs but there are no "
+                                               "doctests to check; nothing to change")
+        return None
+
+    def _try(self, reply_text: str, truncated: bool) -> _Attempt:
+        """Reply -> code -> spliced module -> verdict; unusable answers become failed attempts."""
+        name = self.capsule.name
+        cut_off = " It was cut off at the token limit: write less, no explanations." if truncated else ""
+        try:
+            code = strip_example_calls(extract_code(reply_text, name), name)
+        except NoCodeError as error:
+            return _Attempt(reply_text.strip()[:2000], "no_code", f"no usable code in the answer: {error}",
+                            f"Your answer had no usable Python code ({error}).{cut_off} Reply with the whole "
+                            f"function `{name}` in one ```python code block.")
+        try:
+            spliced = splice(self.capsule, code)
+        except SignatureMismatch as error:
+            signature = self.capsule.header.strip().splitlines()[-1]
+            return _Attempt(code, "signature", f"the code does not fit `{name}`: {error}",
+                            f"The code does not fit the function: {error}.{cut_off} Keep this signature "
+                            f"exactly: {signature}")
+        return self._judge(code, spliced.new_source, spliced.edits)
+
+    def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
+        if self.verified:
+            verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout)
+            label = verdict.label
+        else:
+            verdict = self._run_module(source)
+            label = "not_verified" if verdict.passed else verdict.label
+        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits)
+
+    def _run_module(self, source: str) -> Verdict:
+        """No doctests to run: at least the module must still import."""
+        job = replace(job_for(self.capsule, source, self.settings.job_timeout), doctest_targets=())
+        return judge(self.capsule, self.sandbox.run(job))
+
+    def _success(self, result: _Attempt) -> Finished:
+        name = self.capsule.qualname
+        if result.verdict == "passed":
+            return self._finish("passed", f"{name}: doctests pass after {self.attempts} attempt(s)",
+                                result.new_source, result.edits)
+        reason = (f"its docstring's examples cannot be run ({self.capsule.doctest_error})"
+                  if self.capsule.doctest_error else "its docstring has no examples")
+        return self._finish("not_verified", f"{name}: body generated but NOT verified: {reason}",
+                            result.new_source, result.edits)
+
+    def _finish(self, status: Status, message: str, new_source: str | None = None,
+                edits: tuple[TextEdit, ...] = ()) -> Finished:
+        return Finished(Outcome(status, message, new_source, edits, self.attempts, self.capsule.qualname,
+                                self.usage, time.monotonic() - self.started))
+
+    def _attempt_finished(self, attempt: int, mode: Mode, result: _Attempt, usage: Usage, model: str,
+                          began: float, model_seconds: float) -> AttemptFinished:
+        seconds = time.monotonic() - began
+        self._record(attempt, mode, result, usage, model, model_seconds, seconds - model_seconds)
+        passed = result.verdict in ("passed", "not_verified")
+        return AttemptFinished(attempt, passed, result.headline, result.condensed, result.code, usage,
+                               seconds, result.verdict, model_seconds)
+
+    def _record(self, attempt: int, mode: str, result: _Attempt, usage: Usage, model: str,
+                model_seconds: float, check_seconds: float) -> None:
+        if self.history is None:
+            return
+        record = AttemptRecord(
+            path=function_path(self.capsule.path), qualname=self.capsule.qualname, run_id=self.run_id,
+            attempt=attempt, mode=mode, verdict=result.verdict, code=result.code, condensed=result.condensed,
+            model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+            model_seconds=model_seconds, check_seconds=check_seconds, created=time.time())
+        try:
+            self.history.record(record)
+        except sqlite3.Error as error:  # a full disk or a locked file must not cost the user the result
+            log.warning("pycapsule: could not record the attempt in %s: %s", self.history.path, error)
