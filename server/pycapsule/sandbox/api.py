@@ -35,7 +35,8 @@ class Job:
     output_limit: int = 64 * 1024
     """Bytes of stdout/stderr kept; the rest is dropped and `output_truncated` is set."""
     project_root: Path | None = None
-    """A directory made readable (read-only) and put on sys.path, so doctests can import the user's modules."""
+    """A directory made readable (read-only) and put on sys.path, so doctests can import the user's
+    modules."""
 
 
 @dataclass(frozen=True)

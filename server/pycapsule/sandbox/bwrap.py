@@ -1,0 +1,148 @@
+"""The bubblewrap backend: a warm worker in a bwrap sandbox with no network and a read-only system.
+
+Inside: the host's own interpreter and its installed packages (read-only, at their host paths),
+the project root (read-only, at its host path), a private tmpfs work dir and /tmp, a new /proc
+and /dev, new pid/net/ipc/uts namespaces and an empty environment.
+
+Run as root, bwrap is privileged and maps the sandbox to uid 0, for which the kernel ignores
+RLIMIT_NPROC; so the worker starts with only CAP_SETUID/CAP_SETGID and drops for good to a
+dedicated uid, unique per sandbox (no passwd entry, owns no host file). Run as a normal user,
+bwrap is unprivileged: a user namespace with further user namespaces disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from pycapsule.sandbox.api import SandboxUnavailable
+from pycapsule.sandbox.host_python import clean_import_path, covering_dirs, interpreter, interpreter_dirs
+from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
+from pycapsule.sandbox.local_process import ProcessTransport
+from pycapsule.sandbox.protocol import BOOTSTRAP, Transport
+from pycapsule.sandbox.warm import WarmSandbox
+
+WORK_DIR = "/sandbox-work"
+SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "ssl", "ca-certificates",
+    "python3", f"python3.{sys.version_info.minor}", "nsswitch.conf", "mime.types", "os-release",
+)
+INSTALL_HINT = "install it with `apt-get install bubblewrap` (Fedora: `dnf install bubblewrap`)"
+SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+
+
+def find_bwrap() -> str:
+    path = shutil.which("bwrap")
+    if not path:
+        raise SandboxUnavailable(f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}.")
+    return path
+
+
+def user_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+class MountPlan:
+    """bwrap arguments for a root built from read-only binds, with parent dirs made traversable."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self.mounted: list[Path] = [Path("/usr"), Path("/etc"), Path("/proc"), Path("/dev"),
+                                    Path("/tmp"), Path(WORK_DIR)]
+        self.created: set[Path] = set()
+
+    def _covered(self, path: Path) -> bool:
+        return any(path == m or m in path.parents for m in self.mounted)
+
+    def ro_bind(self, path: Path) -> None:
+        if self._covered(path) or str(path) in ("/", WORK_DIR) or Path(WORK_DIR) in path.parents:
+            return
+        for parent in reversed(path.parents):
+            if str(parent) == "/" or parent in self.created or self._covered(parent):
+                continue
+            # bwrap creates missing parents 0700; the dedicated uid must be able to traverse them.
+            self.args += ["--perms", "0755", "--dir", str(parent)]
+            self.created.add(parent)
+        self.args += ["--ro-bind", str(path), str(path)]
+        self.mounted.append(path)
+
+
+def system_args() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in SYSTEM_DIRS:
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+class BwrapSandbox(WarmSandbox):
+    name = "bwrap"
+    start_timeout = 20.0
+
+    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
+        super().__init__(project_root, limits)
+        self.bwrap = find_bwrap()
+        self.as_root = os.geteuid() == 0
+        self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
+
+    def command(self, project_root: Path | None) -> list[str]:
+        scratch = str(self.limits.scratch_bytes)
+        args = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv",
+                "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+                "--setenv", "HOME", WORK_DIR, "--setenv", "LANG", "C.UTF-8",
+                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--hostname", "sandbox"]
+        if self.as_root:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            args += ["--unshare-user", "--disable-userns"]
+        args += system_args()
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
+                 "--perms", "0777", "--size", scratch, "--tmpfs", WORK_DIR]
+        plan = MountPlan()
+        roots = [*interpreter_dirs(), *(Path(p) for p in clean_import_path())]
+        if project_root is not None:
+            roots.append(project_root)
+        for path in covering_dirs(roots):
+            plan.ro_bind(path)
+        args += plan.args
+        args += ["--remount-ro", "/", "--chdir", WORK_DIR, "--", interpreter(), "-I", "-c", BOOTSTRAP]
+        return args
+
+    def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
+        limits = self.limits.to_wire()
+        init: dict[str, Any] = {
+            "op": "init",
+            "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path()),
+            "work_dir": WORK_DIR,
+            "clean_dirs": [WORK_DIR, "/tmp"],
+            "own_pid_namespace": True,
+            "limits": limits,
+        }
+        if self.as_root:
+            init["uid"] = self.uid
+        else:
+            # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
+            limits["processes"] = user_process_count() + self.limits.processes
+        transport = ProcessTransport(self.command(project_root), env={"PATH": os.defpath})
+        return transport, init

@@ -1,0 +1,106 @@
+"""Host side of the worker protocol: frames (4-byte length + JSON) over a byte transport.
+
+Every backend supplies a `Transport` (pipes of a local process, or Docker's attach socket);
+everything above it is shared, so there is one protocol for all backends.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+from abc import ABC, abstractmethod
+from importlib import resources
+from typing import Any
+
+FRAME_HEADER = struct.Struct(">I")
+
+# The worker is sent over stdin, so the sandbox needs no copy of pycapsule (Docker's root is read-only).
+BOOTSTRAP = (
+    "import sys;r=sys.stdin.buffer;n=int(r.readline());g={'__name__':'pycapsule_worker'};"
+    "exec(compile(r.read(n),'pycapsule-worker','exec'),g);sys.exit(g['main']())"
+)
+
+
+class WorkerGone(Exception):
+    """The worker closed its end or its process died."""
+
+
+class WorkerTimeout(Exception):
+    """The worker did not answer before the host-side deadline."""
+
+
+class WorkerGarbage(Exception):
+    """The worker answered something that is not a valid frame."""
+
+
+def worker_source() -> bytes:
+    return resources.files("pycapsule.sandbox").joinpath("worker.py").read_bytes()
+
+
+def bootstrap_payload() -> bytes:
+    source = worker_source()
+    return f"{len(source)}\n".encode() + source
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    payload = json.dumps(message).encode()
+    return FRAME_HEADER.pack(len(payload)) + payload
+
+
+class Transport(ABC):
+    """A duplex byte stream to one running worker."""
+
+    @abstractmethod
+    def send(self, data: bytes) -> None:
+        """Write all of data; raises WorkerGone."""
+
+    @abstractmethod
+    def receive(self, deadline: float) -> bytes:
+        """Some bytes (b'' at end of stream); raises WorkerTimeout after `deadline` (time.monotonic)."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Stop the worker and everything in its sandbox, now."""
+
+    def diagnostics(self) -> str:
+        """What the worker printed on its own stderr (for 'could not start' messages)."""
+        return ""
+
+
+class Channel:
+    """Frames on top of a transport."""
+
+    def __init__(self, transport: Transport):
+        self.transport = transport
+        self._buffer = bytearray()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.transport.send(encode_frame(message))
+
+    def _fill(self, size: int, deadline: float) -> None:
+        while len(self._buffer) < size:
+            data = self.transport.receive(deadline)
+            if not data:
+                raise WorkerGone("the worker closed its output")
+            self._buffer += data
+
+    def receive(self, deadline: float, max_size: int) -> dict[str, Any]:
+        self._fill(FRAME_HEADER.size, deadline)
+        (size,) = FRAME_HEADER.unpack_from(self._buffer)
+        if size > max_size:
+            raise WorkerGarbage(f"the worker sent a {size}-byte reply (limit {max_size})")
+        self._fill(FRAME_HEADER.size + size, deadline)
+        payload = bytes(self._buffer[FRAME_HEADER.size : FRAME_HEADER.size + size])
+        del self._buffer[: FRAME_HEADER.size + size]
+        try:
+            message = json.loads(payload)
+        except ValueError as error:
+            raise WorkerGarbage("the worker sent a reply that is not JSON") from error
+        if not isinstance(message, dict):
+            raise WorkerGarbage("the worker sent a reply that is not an object")
+        return message
+
+
+def seconds_left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())

@@ -1,0 +1,63 @@
+"""open_sandbox(name | None, project_root) -> Sandbox: choose and start a backend.
+
+Auto-selection tries bwrap, then docker; unsafe-subprocess only when named.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pycapsule.sandbox.api import Sandbox, SandboxUnavailable
+
+BACKENDS = ("bwrap", "docker", "unsafe-subprocess")
+AUTO_ORDER = ("bwrap", "docker")
+
+
+def _create(name: str, project_root: Path | None) -> Sandbox:
+    if name == "bwrap":
+        from pycapsule.sandbox.bwrap import BwrapSandbox
+
+        sandbox = BwrapSandbox(project_root)
+    elif name == "docker":
+        from pycapsule.sandbox.docker import DockerSandbox
+
+        sandbox = DockerSandbox(project_root)
+    elif name == "unsafe-subprocess":
+        from pycapsule.sandbox.unsafe import UnsafeSandbox
+
+        sandbox = UnsafeSandbox(project_root)
+    else:
+        raise SandboxUnavailable(
+            f"there is no sandbox backend named {name!r}; choose one of {', '.join(BACKENDS)}."
+        )
+    sandbox.start()
+    return sandbox
+
+
+def open_sandbox(name: str | None, project_root: Path | None = None) -> Sandbox:
+    """A started sandbox; raises SandboxUnavailable (one sentence + what to install) when none can run."""
+    if name:
+        return _create(name, project_root)
+    reasons = []
+    for candidate in AUTO_ORDER:
+        try:
+            return _create(candidate, project_root)
+        except SandboxUnavailable as error:
+            reasons.append(str(error).rstrip("."))
+    raise SandboxUnavailable(
+        "no sandbox backend works here (" + "; ".join(reasons) + "); install bubblewrap "
+        "(apt-get install bubblewrap) or start a Docker engine and run `pycapsule sandbox build-image`, "
+        "or name --backend unsafe-subprocess to run without protection."
+    )
+
+
+def available_backends(project_root: Path | None = None) -> dict[str, str | None]:
+    """Each backend -> None when it works here, else the sentence saying why not (starts each one once)."""
+    found: dict[str, str | None] = {}
+    for name in BACKENDS:
+        try:
+            _create(name, project_root).close()
+            found[name] = None
+        except SandboxUnavailable as error:
+            found[name] = str(error)
+    return found

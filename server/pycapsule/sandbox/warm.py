@@ -1,0 +1,206 @@
+"""The warm-worker machinery every backend shares: start once, run many jobs, replace a dead worker.
+
+A backend only says how to launch a worker (`WarmSandbox._launch`); starting it, talking the
+protocol, host-side deadlines, output caps and restarts live here, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from pycapsule.sandbox.api import Job, RunResult, SandboxUnavailable
+from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
+from pycapsule.sandbox.protocol import (
+    Channel,
+    Transport,
+    WorkerGarbage,
+    WorkerGone,
+    WorkerTimeout,
+    bootstrap_payload,
+)
+from pycapsule.sandbox.wire import BadReply, run_result
+
+# Host-side slack over the job's own timeout: the worker needs a moment to kill and clean up.
+DEADLINE_GRACE = 2.0
+MAX_WORKERS = 4
+
+
+class WorkerStartFailed(Exception):
+    """The worker did not come up; the message says what it printed."""
+
+
+def job_message(job: Job) -> dict[str, Any]:
+    return {
+        "op": "job",
+        "source": job.source,
+        "filename": Path(job.filename).name or "capsule.py",
+        "module_name": job.module_name,
+        "doctest_targets": None if job.doctest_targets is None else list(job.doctest_targets),
+        "timeout": float(job.timeout),
+        "output_limit": int(job.output_limit),
+    }
+
+
+def check_job(job: Job) -> str | None:
+    """One sentence when the job itself is malformed (a caller bug, reported, not raised)."""
+    if not isinstance(job.source, str):
+        return "the job's source is not text"
+    if not job.timeout or job.timeout <= 0:
+        return "the job's timeout must be a positive number of seconds"
+    if job.output_limit < 0:
+        return "the job's output limit must not be negative"
+    if not job.module_name.isidentifier() and job.module_name != "__main__":
+        return f"the job's module name {job.module_name!r} is not a Python identifier"
+    return None
+
+
+class WarmWorker:
+    """One running worker; not thread-safe by itself (the sandbox holds `lock` around it)."""
+
+    def __init__(self, transport: Transport, init: dict[str, Any], start_timeout: float):
+        self.lock = threading.Lock()
+        self.transport = transport
+        self.channel = Channel(transport)
+        try:
+            transport.send(bootstrap_payload())
+            self.channel.send(init)
+            ready = self.channel.receive(time.monotonic() + start_timeout, 1 << 16)
+        except (WorkerGone, WorkerTimeout, WorkerGarbage) as error:
+            reason = transport.diagnostics().strip().splitlines()
+            transport.kill()
+            why = reason[-1] if reason else (str(error) or type(error).__name__)
+            raise WorkerStartFailed(why) from error
+        if ready.get("op") != "ready":
+            transport.kill()
+            raise WorkerStartFailed("the worker answered something other than 'ready'")
+        self.python = str(ready.get("python", "?"))
+        self.alive = True
+
+    def run(self, job: Job, warnings: tuple[str, ...]) -> RunResult:
+        started = time.monotonic()
+        deadline = started + job.timeout + DEADLINE_GRACE
+        max_reply = 8 * job.output_limit + (32 << 20)
+        try:
+            self.channel.send(job_message(job))
+            reply = self.channel.receive(deadline, max_reply)
+            result = run_result(reply, job, time.monotonic() - started, warnings)
+        except WorkerTimeout:
+            self.kill()
+            return self._failure("timeout", started, warnings,
+                                 f"killed after {job.timeout} s wall-clock limit "
+                                 "(the sandbox stopped answering and was replaced)")
+        except WorkerGone:
+            self.kill()
+            return self._failure("killed", started, warnings,
+                                 "the sandbox worker died during the job (the job may have killed it); "
+                                 "it was replaced")
+        except (WorkerGarbage, BadReply) as error:
+            self.kill()
+            return self._failure("crashed", started, warnings,
+                                 f"the sandbox worker answered garbage ({error}); it was replaced")
+        if reply.get("poisoned"):
+            # Something of the job survived the clean-up: never run another job next to it.
+            self.kill()
+        return result
+
+    @staticmethod
+    def _failure(status: str, started: float, warnings: tuple[str, ...], detail: str) -> RunResult:
+        return RunResult(status=status, duration=time.monotonic() - started, detail=detail,  # type: ignore[arg-type]
+                         warnings=warnings)
+
+    def kill(self) -> None:
+        self.alive = False
+        self.transport.kill()
+
+
+class WarmSandbox(ABC):
+    """A Sandbox (see api.py) whose jobs run in pre-forked workers, one per project root."""
+
+    name: str = "?"
+    start_timeout: float = 30.0
+
+    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
+        self.project_root = project_root.resolve() if project_root else None
+        self.limits = limits
+        self._workers: OrderedDict[Path | None, WarmWorker] = OrderedDict()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @abstractmethod
+    def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
+        """Start a worker process for this backend; returns its transport and the init message."""
+
+    def run_warnings(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def python_version(self) -> str:
+        worker = self._worker(self.project_root)
+        return worker.python
+
+    def start(self) -> None:
+        """Bring the default worker up now; raises SandboxUnavailable when it cannot start."""
+        try:
+            self._worker(self.project_root)
+        except WorkerStartFailed as error:
+            self.close()
+            raise SandboxUnavailable(f"the {self.name} sandbox could not start: {error}") from error
+
+    def _worker(self, root: Path | None) -> WarmWorker:
+        with self._lock:
+            if self._closed:
+                raise WorkerStartFailed("the sandbox is closed")
+            worker = self._workers.get(root)
+            if worker is not None and worker.alive:
+                self._workers.move_to_end(root)
+                return worker
+            transport, init = self._launch(root)
+            worker = WarmWorker(transport, init, self.start_timeout)
+            self._workers[root] = worker
+            while len(self._workers) > MAX_WORKERS:
+                _, oldest = self._workers.popitem(last=False)
+                with oldest.lock:
+                    oldest.kill()
+            return worker
+
+    def run(self, job: Job) -> RunResult:
+        warnings = self.run_warnings()
+        problem = check_job(job)
+        if problem:
+            return RunResult(status="crashed", detail=problem, warnings=warnings)
+        root = job.project_root.resolve() if job.project_root else self.project_root
+        started = time.monotonic()
+        try:
+            for _ in range(3):
+                worker = self._worker(root)
+                with worker.lock:
+                    if worker.alive:  # else it died while we waited for the lock: take its successor
+                        return worker.run(job, warnings)
+            raise WorkerStartFailed("the worker kept dying before the job could start")
+        except WorkerStartFailed as error:
+            return RunResult(status="crashed", duration=time.monotonic() - started, warnings=warnings,
+                             detail=f"the {self.name} sandbox could not start: {error}")
+        except Exception as error:  # the contract: run never raises
+            return RunResult(status="crashed", duration=time.monotonic() - started, warnings=warnings,
+                             detail=f"the {self.name} sandbox failed: {type(error).__name__}: {error}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = list(self._workers.values())
+            self._workers.clear()
+        for worker in workers:
+            with contextlib.suppress(Exception):
+                worker.kill()
+
+    def __enter__(self) -> WarmSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
