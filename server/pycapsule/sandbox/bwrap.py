@@ -27,6 +27,7 @@ from pycapsule.sandbox.protocol import BOOTSTRAP, Transport
 from pycapsule.sandbox.warm import WarmSandbox
 
 WORK_DIR = "/sandbox-work"
+UNBINDABLE = (Path("/proc"), Path("/dev"), Path(WORK_DIR))
 SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = (
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "ssl", "ca-certificates",
@@ -61,15 +62,14 @@ class MountPlan:
 
     def __init__(self) -> None:
         self.args: list[str] = []
-        self.mounted: list[Path] = [Path("/usr"), Path("/etc"), Path("/proc"), Path("/dev"),
-                                    Path("/tmp"), Path(WORK_DIR)]
+        self.mounted: list[Path] = [Path("/usr"), Path("/etc")]
         self.created: set[Path] = set()
 
     def _covered(self, path: Path) -> bool:
         return any(path == m or m in path.parents for m in self.mounted)
 
     def ro_bind(self, path: Path) -> None:
-        if self._covered(path) or str(path) in ("/", WORK_DIR) or Path(WORK_DIR) in path.parents:
+        if path == Path("/") or self._covered(path) or any(path == p or p in path.parents for p in UNBINDABLE):
             return
         for parent in reversed(path.parents):
             if str(parent) == "/" or parent in self.created or self._covered(parent):

@@ -17,6 +17,7 @@ import ast
 import builtins
 import contextlib
 import doctest
+import gc
 import json
 import linecache
 import os
@@ -96,6 +97,7 @@ def configure(init):
     # Orphans of a job (setsid daemons) are re-parented here, where they are killed and reaped.
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    doctest._OutputRedirectingPdb = NoDebugger
 
 
 class Config:
@@ -153,6 +155,16 @@ def send_report(message):
     view = memoryview(data)
     while view:
         view = view[os.write(REPORT_FD, view):]
+
+
+class NoDebugger:
+    """Stands in for doctest's per-run Pdb (slow to build, and stdin is /dev/null anyway)."""
+
+    def __init__(self, out):
+        pass
+
+    def __getattr__(self, name):  # set_trace, reset, set_continue, ...
+        return lambda *args, **kwargs: None
 
 
 class RecordingRunner(doctest.DocTestRunner):
@@ -362,18 +374,32 @@ def parent_of(pid):
     return fields[0].decode(), int(fields[1])
 
 
+def direct_children():
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except OSError:
+        return None
+
+
 def stray_pids(own_pid_namespace):
+    # As a child subreaper the worker inherits every orphan of the job, so its direct children are
+    # all that is left (grandchildren come up as their parents die). /proc scans are the fallback.
+    children = direct_children()
+    if children is not None:
+        return children
     me = os.getpid()
     if own_pid_namespace:
         return [p for p in list_pids() if p not in (1, me)]
-    children = {}
+    by_parent = {}
     for pid in list_pids():
-        _state, ppid = parent_of(pid)
+        _, ppid = parent_of(pid)
         if ppid is not None:
-            children.setdefault(ppid, []).append(pid)
+            by_parent.setdefault(ppid, []).append(pid)
     found, todo = [], [me]
     while todo:
-        for child in children.get(todo.pop(), []):
+        for child in by_parent.get(todo.pop(), []):
             found.append(child)
             todo.append(child)
     return found
@@ -640,6 +666,38 @@ def run_job(job, config):
     return reply
 
 
+WARM_UP_SOURCE = '''
+def warm_up(x):
+    """
+    >>> warm_up(1)
+    1
+    >>> warm_up(0) / 0
+    0
+    """
+    return x
+'''
+
+
+def warm_up(config):
+    """Run one job in-process so lazy imports and caches are paid once, then freeze the heap so forked
+    children share it instead of copying it."""
+    global send_report
+    saved = send_report, sys.modules.get("__main__")
+    send_report = lambda message: None  # noqa: E731
+    job_dir = os.path.join(config.work_root, "warm-up")
+    os.makedirs(job_dir, exist_ok=True)
+    try:
+        run_job_in_child({"source": WARM_UP_SOURCE, "module_name": "__main__", "doctest_targets": None},
+                         os.path.join(job_dir, "warm_up.py"))
+    finally:
+        send_report = saved[0]
+        sys.modules["__main__"] = saved[1]
+        remove(job_dir)
+        linecache.clearcache()
+    gc.collect()
+    gc.freeze()
+
+
 def main():
     protocol_in = sys.stdin.buffer
     protocol_out = os.dup(1)
@@ -652,6 +710,7 @@ def main():
     config = Config(init)
     os.makedirs(config.work_root, exist_ok=True)
     config.baseline = snapshot(config.clean_dirs)
+    warm_up(config)
     write_frame(protocol_out, {"op": "ready", "python": sys.version.split()[0], "pid": os.getpid(),
                                "uid": os.getuid()})
     while True:
