@@ -138,6 +138,16 @@ def _support_from(others: list[ast.Module], chosen: ast.Module, sources: list[st
     return "\n".join(pieces)
 
 
+def _syntax_error(code: str) -> str:
+    try:
+        ast.parse(code)
+    except SyntaxError as error:
+        return f"{error.msg} at line {error.lineno} of its code block"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return str(error)
+    return "it does not define a function"
+
+
 def _from_blocks(blocks: list[_Block], target_name: str) -> str | None:
     python = [b for b in blocks if b.label in _PYTHON_LABELS] or blocks
     parsed = []
@@ -209,5 +219,5 @@ def extract_code(reply: str, target_name: str) -> str:
     if code is not None:
         return code
     if blocks:
-        raise NoCodeError(f"None of the reply's {len(blocks)} code block(s) is valid Python.")
+        raise NoCodeError(f"The reply's code is not valid Python: {_syntax_error(blocks[-1].code)}.")
     raise NoCodeError(f"The reply contains no Python code that defines {target_name}.")
