@@ -194,7 +194,8 @@ CASES = [
         ADD,
         "add",
         f"{FENCE}python\nimport unittest\n\ndef add(a, b):\n    return a + b\n\n"
-        "class TestAdd(unittest.TestCase):\n    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
+        "class TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+        "        self.assertEqual(add(1, 2), 3)\n\n"
         f"unittest.main()\n{FENCE}",
         body_has=("return a + b",),
         body_lacks=("unittest",),
@@ -211,7 +212,8 @@ CASES = [
         "main-function",
         ADD,
         "add",
-        f"{FENCE}python\ndef add(a, b):\n    return a + b\n\ndef main():\n    print(add(2, 2))\n\nmain()\n{FENCE}",
+        f"{FENCE}python\ndef add(a, b):\n    return a + b\n\n"
+        f"def main():\n    print(add(2, 2))\n\nmain()\n{FENCE}",
         body_has=("return a + b",),
     ),
     Case(
@@ -262,7 +264,8 @@ CASES = [
         "changed-default-kept-header",
         DECORATED,
         "fib",
-        f"{FENCE}python\n@functools.cache\ndef fib(n=5):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n{FENCE}",
+        f"{FENCE}python\n@functools.cache\ndef fib(n=5):\n"
+        f"    return n if n < 2 else fib(n - 1) + fib(n - 2)\n{FENCE}",
         body_has=("fib(n - 1) + fib(n - 2)",),
     ),
     Case(
@@ -329,7 +332,8 @@ CASES = [
         "method-renamed-single",
         STACK,
         "Stack.peek",
-        f"{FENCE}python\nclass Stack:\n    def top(self):\n        return self.items[len(self.items) - 1]\n{FENCE}",
+        f"{FENCE}python\nclass Stack:\n    def top(self):\n"
+        f"        return self.items[len(self.items) - 1]\n{FENCE}",
         body_has=("return self.items[len(self.items) - 1]",),
     ),
     Case(

@@ -1,15 +1,15 @@
-"""Every realistic reply in the corpus is either repaired into a working function or rejected with a reason."""
+"""Every realistic reply in the corpus is repaired into a working function or rejected with a reason."""
 
 from __future__ import annotations
 
 import doctest
 
 import pytest
-
 from pycapsule.capsule import Capsule, capsule_by_qualname
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.signature import SignatureMismatch, Splice, apply_edits, splice
+
 from tests.unit.corpus import CASES, Case
 
 
