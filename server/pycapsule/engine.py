@@ -30,11 +30,13 @@ class Engine:
     """Thread-safe: the sandbox and programmer are shared; one loop per function is the caller's job."""
 
     def __init__(self, settings: Settings, *, project_root: Path | None = None,
-                 history: History | None = None) -> None:
+                 history: History | None = None, sandbox: Sandbox | None = None) -> None:
+        """`sandbox`: an already open one to use (the caller keeps it and closes it)."""
         self.settings = settings
         self.project_root = project_root
         self._lock = threading.RLock()
-        self._sandbox: Sandbox | None = None
+        self._sandbox: Sandbox | None = sandbox
+        self._owns_sandbox = sandbox is None
         self._programmer: Programmer | None = None
         self._endpoint: Any = None
         self._history = history
@@ -145,7 +147,8 @@ class Engine:
 
     def close(self) -> None:
         with self._lock:
-            for part in (self._programmer, self._sandbox, self._endpoint, self._history):
+            sandbox = self._sandbox if self._owns_sandbox else None
+            for part in (self._programmer, sandbox, self._endpoint, self._history):
                 if part is not None:
                     try:
                         part.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
@@ -27,14 +28,17 @@ class Verdict:
         return "failed" if self.result.status in ("ok", "error") else self.result.status
 
 
-def job_for(capsule: Capsule, source: str, timeout: float) -> Job:
-    """Only the target's doctests run; the module's top-level code runs first, as on import."""
+def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None) -> Job:
+    """Only the target's doctests run; the module's top-level code runs first, as on import.
+
+    `root`: the project folder made importable (default: found from the capsule's path).
+    """
     return Job(
         source=source,
         filename=capsule.path.name if capsule.path is not None else "capsule.py",
         doctest_targets=(capsule.qualname,),
         timeout=timeout,
-        project_root=project_root(capsule.path),
+        project_root=root if root is not None else project_root(capsule.path),
     )
 
 
@@ -44,6 +48,7 @@ def judge(capsule: Capsule, result: RunResult) -> Verdict:
     return Verdict(False, result, headline(result), condense(result, capsule))
 
 
-def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float) -> Verdict:
+def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float,
+            root: Path | None = None) -> Verdict:
     """Run the candidate module `source` (the capsule's module with a new body) and judge it."""
-    return judge(capsule, sandbox.run(job_for(capsule, source, timeout)))
+    return judge(capsule, sandbox.run(job_for(capsule, source, timeout, root)))

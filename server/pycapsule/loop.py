@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pycapsule.capsule import Capsule
-from pycapsule.config import Settings
+from pycapsule.config import Settings, project_root
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
@@ -149,6 +149,7 @@ class _Run:
         self.usage = Usage()
         self.attempts = 0
         self.verified = capsule.verified_by_doctests
+        self.root = project_root(capsule.path)
 
     def events(self, start_body: str | None) -> Iterator[Event]:
         try:
@@ -162,6 +163,7 @@ class _Run:
         capsule, settings = self.capsule, self.settings
         window: list[tuple[str, str]] = []
         last: _Attempt | None = None
+        final: _Attempt | None = None
         failed_fixes = 0
         if start_body is not None and not capsule.is_stub:
             last = yield from self._check_current(start_body)
@@ -195,11 +197,11 @@ class _Run:
                 failed_fixes += 1
                 if last is not None:
                     window.append((last.code, last.condensed))
-            last = result
+            last = final = result
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
-                                      f"{last.headline if last else 'no answer could be used'}")
+                                      f"{final.headline if final else 'no attempt was made'}")
 
     def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
              ) -> Generator[Event, None, Reply]:
@@ -240,12 +242,14 @@ class _Run:
         try:
             code = strip_example_calls(extract_code(reply_text, name), name)
         except NoCodeError as error:
+            error = str(error).rstrip(".")
             return _Attempt(reply_text.strip()[:2000], "no_code", f"no usable code in the answer: {error}",
                             f"Your answer had no usable Python code ({error}).{cut_off} Reply with the whole "
                             f"function `{name}` in one ```python code block.")
         try:
             spliced = splice(self.capsule, code)
         except SignatureMismatch as error:
+            error = str(error).rstrip(".")
             signature = self.capsule.header.strip().splitlines()[-1]
             return _Attempt(code, "signature", f"the code does not fit `{name}`: {error}",
                             f"The code does not fit the function: {error}.{cut_off} Keep this signature "
@@ -254,7 +258,7 @@ class _Run:
 
     def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
         if self.verified:
-            verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout)
+            verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root)
             label = verdict.label
         else:
             verdict = self._run_module(source)
@@ -263,7 +267,7 @@ class _Run:
 
     def _run_module(self, source: str) -> Verdict:
         """No doctests to run: at least the module must still import."""
-        job = replace(job_for(self.capsule, source, self.settings.job_timeout), doctest_targets=())
+        job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=())
         return judge(self.capsule, self.sandbox.run(job))
 
     def _success(self, result: _Attempt) -> Finished:

@@ -179,7 +179,7 @@ class FakeOpenAI:
         self._record_to = record_to
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
+        self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -245,6 +245,13 @@ class FakeOpenAI:
                 return self._replies.popleft()
         return Error(500, "fake OpenAI server: no scripted reply left for this request "
                           "(the test queued too few replies)")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # clients that hang up (timeouts, cancellations) are part of the script, not errors
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

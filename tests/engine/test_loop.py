@@ -1,0 +1,290 @@
+"""The self-debugging loop, end to end in-process: the real openai client talking to the scripted
+server, the real default sandbox, the real extraction/splice/condense modules."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pycapsule.capsule import capsule_by_qualname
+from pycapsule.config import Settings
+from pycapsule.engine import Engine
+from pycapsule.history import History
+from pycapsule.loop import (
+    AttemptFinished,
+    AttemptStarted,
+    Event,
+    Finished,
+    ModelRetrying,
+    Outcome,
+    TokensStreamed,
+)
+from pycapsule.sandbox.api import Sandbox
+from pycapsule.sandbox.select import open_sandbox
+
+from tests.engine.conftest import FAKE_KEY
+from tests.fakes.openai_server import Error, FakeOpenAI, Hang, Text
+
+MODULE = '''"""A module with more than the target in it."""
+import os
+
+LIMIT = 10
+
+
+def add(a, b):
+    """Add two numbers.
+
+    >>> add(1, 2)
+    3
+    >>> add(-1, 1)
+    0
+    """
+    ...
+
+
+def untouched():
+    return "same bytes"
+'''
+
+RIGHT = "```python\ndef add(a, b):\n    return a + b\n```"
+WRONG = "Here it is:\n```python\ndef add(a, b):\n    return a - b\n```"
+WRONG_TOO = "```python\ndef add(a, b):\n    return a * b\n```"
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    box = open_sandbox(None)
+    yield box
+    box.close()
+
+
+@pytest.fixture
+def module_file(tmp_path: Path) -> Path:
+    path = tmp_path / "mod.py"
+    path.write_text(MODULE)
+    return path
+
+
+def settings_for(server: FakeOpenAI, **overrides: object) -> Settings:
+    values = {"base_url": server.base_url, "api_key": FAKE_KEY, "model": "fake-coder", "retry_backoff": 0.01,
+              "model_retries": 1, "request_timeout": 5.0, **overrides}
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def run(server: FakeOpenAI, sandbox: Sandbox, path: Path, qualname: str = "add", *,
+        cancel: threading.Event | None = None, from_current_body: bool = False,
+        **overrides: object) -> tuple[list[Event], Outcome]:
+    capsule = capsule_by_qualname(path.read_bytes().decode(), qualname, path)
+    with Engine(settings_for(server, **overrides), sandbox=sandbox) as engine:
+        events = list(engine.generate(capsule, cancel=cancel, from_current_body=from_current_body))
+    assert isinstance(events[-1], Finished)
+    assert sum(isinstance(e, Finished) for e in events) == 1
+    return events, events[-1].outcome
+
+
+def finished_attempts(events: list[Event]) -> list[AttemptFinished]:
+    return [e for e in events if isinstance(e, AttemptFinished)]
+
+
+def modes(events: list[Event]) -> list[str]:
+    return [e.mode for e in events if isinstance(e, AttemptStarted)]
+
+
+def test_success_at_the_first_attempt(openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert outcome.status == "passed" and outcome.attempts == 1
+    assert isinstance(events[0], AttemptStarted) and (events[0].attempt, events[0].max_attempts) == (1, 5)
+    streamed = "".join(e.text for e in events if isinstance(e, TokensStreamed))
+    assert streamed == RIGHT
+    assert outcome.new_source == MODULE.replace('    """\n    ...\n', '    """\n    return a + b\n')
+    (request,) = openai_server.chat_requests
+    assert "def add(a, b):" in request.prompt_text and ">>> add(1, 2)" in request.prompt_text
+    assert "import os" in request.prompt_text  # the module context
+    assert request.body["temperature"] == 0.0
+    assert outcome.usage.completion_tokens > 0
+
+
+def test_a_failure_is_condensed_into_the_fix_prompt(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, retry_temperature=0.6)
+    assert outcome.status == "passed" and outcome.attempts == 2
+    first, _ = finished_attempts(events)
+    assert not first.passed and "add(1, 2)" in first.headline
+    assert "Expected: 3" in first.condensed and "Got: -1" in first.condensed
+    assert modes(events) == ["generate", "fix"]
+    fix = openai_server.chat_requests[1]
+    last_user = fix.messages[-1]["content"]
+    assert first.condensed in last_user
+    assert "return a - b" in fix.messages[-2]["content"] and fix.messages[-2]["role"] == "assistant"
+    assert ">>> add(1, 2)" in fix.prompt_text  # the original task is still there
+    assert fix.body["temperature"] == 0.6
+
+
+def test_budget_exhausted_is_a_clear_failure_with_no_new_source(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, WRONG_TOO, WRONG)
+    events, outcome = run(openai_server, sandbox, module_file, max_attempts=3)
+    assert outcome.status == "gave_up" and outcome.new_source is None and outcome.edits == ()
+    assert outcome.message.startswith("add: still failing after 3 attempt(s): doctest failed")
+    assert len(openai_server.chat_requests) == 3 and openai_server.pending == 0
+    assert [a.verdict for a in finished_attempts(events)] == ["failed"] * 3
+
+
+def test_restart_from_a_fresh_conversation_after_failed_fixes(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, WRONG_TOO, WRONG, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, restart_after=2)
+    assert outcome.status == "passed"
+    assert modes(events) == ["generate", "fix", "fix", "restart"]
+    restart = openai_server.chat_requests[3]
+    assert [m["role"] for m in restart.messages] == ["system", "user"]
+    assert restart.body["temperature"] > 0
+
+
+def test_the_history_window_bounds_the_fix_prompt(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, WRONG_TOO, "```python\ndef add(a, b):\n    return a ** b\n```", RIGHT)
+    run(openai_server, sandbox, module_file, restart_after=10, history_window=1)
+    fourth = openai_server.chat_requests[3]
+    assistant = [m["content"] for m in fourth.messages if m["role"] == "assistant"]
+    assert len(assistant) == 2
+    assert "a * b" in assistant[0] and "a ** b" in assistant[1]
+
+
+def test_an_answer_without_code_is_a_failed_attempt_that_says_why(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue("I would add the two numbers together.", RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert outcome.status == "passed"
+    first = finished_attempts(events)[0]
+    assert first.verdict == "no_code" and "no usable code" in first.headline
+    assert "```python" in openai_server.chat_requests[1].messages[-1]["content"]
+
+
+def test_a_changed_signature_is_a_failed_attempt(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue("```python\nasync def add(a, b):\n    await x()\n    return a + b\n```", RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert outcome.status == "passed"
+    first = finished_attempts(events)[0]
+    assert first.verdict == "signature"
+    assert "def add(a, b):" in openai_server.chat_requests[1].messages[-1]["content"]
+
+
+@pytest.mark.parametrize("failure", [Error(500, "overloaded"), Error(429, "quota"), Hang()])
+def test_model_failures_end_with_one_line_and_no_change(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, failure: object) -> None:
+    openai_server.queue(failure, failure)
+    events, outcome = run(openai_server, sandbox, module_file, request_timeout=0.5)
+    assert outcome.status == "error" and outcome.new_source is None
+    assert "\n" not in outcome.message and "after 2 tries" in outcome.message
+    assert any(isinstance(e, ModelRetrying) for e in events)
+
+
+def test_a_model_that_is_down(sandbox: Sandbox, module_file: Path) -> None:
+    server = FakeOpenAI().start()
+    server.stop()  # nothing listens on its port any more
+    _, outcome = run(server, sandbox, module_file)
+    assert outcome.status == "error" and "cannot reach the model" in outcome.message
+
+
+def test_cancel_during_streaming(openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(Text(RIGHT * 20, chunk_delay=0.05))
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    events, outcome = run(openai_server, sandbox, module_file, cancel=cancel)
+    assert outcome.status == "cancelled" and outcome.new_source is None
+    assert not finished_attempts(events)
+
+
+def test_cancel_between_attempts(openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, RIGHT)
+    cancel = threading.Event()
+    capsule = capsule_by_qualname(module_file.read_text(), "add", module_file)
+    with Engine(settings_for(openai_server), sandbox=sandbox) as engine:
+        events = []
+        for event in engine.generate(capsule, cancel=cancel):
+            events.append(event)
+            if isinstance(event, AttemptFinished):
+                cancel.set()
+    assert events[-1].outcome.status == "cancelled"
+    assert len(openai_server.chat_requests) == 1
+
+
+def test_without_doctests_one_generation_is_not_verified(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "plain.py"
+    path.write_text('def double(x):\n    """Twice x."""\n')
+    openai_server.queue("```python\ndef double(x):\n    return 2 * x\n```")
+    _, outcome = run(openai_server, sandbox, path, "double")
+    assert outcome.status == "not_verified" and "NOT verified" in outcome.message
+    assert outcome.new_source == 'def double(x):\n    """Twice x."""\n    return 2 * x\n'
+    assert len(openai_server.chat_requests) == 1
+
+
+def test_fix_mode_checks_the_current_body_first(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    module_file.write_text(MODULE.replace("    ...\n", "    return a - b\n"))
+    openai_server.queue(RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, from_current_body=True)
+    assert outcome.status == "passed"
+    assert modes(events) == ["check", "fix"]
+    check = finished_attempts(events)[0]
+    assert check.attempt == 0 and "Got: -1" in check.condensed
+    (request,) = openai_server.chat_requests
+    assert "return a - b" in request.messages[-2]["content"]
+    assert check.condensed in request.messages[-1]["content"]
+
+
+def test_fix_mode_on_passing_code_asks_no_model(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    module_file.write_text(MODULE.replace("    ...\n", "    return a + b\n"))
+    _, outcome = run(openai_server, sandbox, module_file, from_current_body=True)
+    assert outcome.status == "passed" and "already pass" in outcome.message and outcome.new_source is None
+    assert openai_server.chat_requests == []
+
+
+def test_the_source_is_byte_identical_outside_the_body_and_imports(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "crlf.py"
+    original = MODULE.replace("\n", "\r\n")
+    path.write_bytes(original.encode())
+    openai_server.queue("```python\nimport math\n\ndef add(a, b):\n"
+                        "    return int(math.fsum([a, b]))\n```")
+    _, outcome = run(openai_server, sandbox, path)
+    assert outcome.status == "passed" and outcome.new_source is not None
+    capsule = capsule_by_qualname(original, "add", path)
+    new = outcome.new_source
+    tail = original[capsule.body_end:]
+    assert new.endswith(tail)
+    head = original[: capsule.body_start]
+    assert new.replace("import math\r\n", "", 1).startswith(head)
+    assert "\r\n    return" in new and "\n    return" not in new.replace("\r\n", "")
+
+
+def test_every_attempt_is_recorded_without_the_key(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, private_history: Path) -> None:
+    openai_server.queue(WRONG, RIGHT)
+    run(openai_server, sandbox, module_file)
+    records = History().attempts(module_file, "add")
+    assert [(r.attempt, r.mode, r.verdict) for r in records] == [
+        (2, "fix", "passed"), (1, "generate", "failed")]
+    assert records[1].model == "fake-coder" and records[1].completion_tokens > 0
+    assert records[1].first_error_line.startswith("Failed example: add(1, 2)")
+    for stored in private_history.parent.glob("history.sqlite3*"):
+        assert FAKE_KEY.encode() not in stored.read_bytes()
+
+
+def test_the_key_never_reaches_the_sandbox(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    path = tmp_path / "snoop.py"
+    path.write_text('def snoop():\n    """Is the key visible?\n\n    >>> snoop()\n    False\n    """\n')
+    openai_server.queue("```python\ndef snoop():\n    import os\n"
+                        f"    return any({FAKE_KEY!r} in v for v in os.environ.values())\n```")
+    _, outcome = run(openai_server, sandbox, path, "snoop", max_attempts=1)
+    assert outcome.status == "passed", outcome.message
