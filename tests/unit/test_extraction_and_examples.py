@@ -1,0 +1,74 @@
+"""Code extraction from replies and example-call stripping, beyond the corpus."""
+
+from __future__ import annotations
+
+import pytest
+from pycapsule.debugging.example_calls import strip_example_calls
+from pycapsule.debugging.extraction import NoCodeError, extract_code, strip_thinking
+
+FENCE = "```"
+
+
+def test_the_block_that_defines_the_target_wins_over_earlier_ones() -> None:
+    reply = (
+        f"First a helper:\n{FENCE}python\ndef helper(x):\n    return x\n{FENCE}\n"
+        f"Now the function:\n{FENCE}python\ndef target(x):\n    return helper(x) + 1\n{FENCE}\n"
+        f"Run it:\n{FENCE}bash\npython target.py\n{FENCE}\n"
+    )
+    code = extract_code(reply, "target")
+    assert "def target(x):" in code
+    assert "def helper(x):" in code  # carried along from the other block
+    assert "python target.py" not in code
+
+
+def test_a_later_corrected_block_wins() -> None:
+    reply = (
+        f"{FENCE}python\ndef target(x):\n    return x - 1\n{FENCE}\nOops, fixed:\n"
+        f"{FENCE}python\ndef target(x):\n    return x + 1\n{FENCE}"
+    )
+    assert "x + 1" in extract_code(reply, "target")
+    assert "x - 1" not in extract_code(reply, "target")
+
+
+def test_tilde_fences_and_longer_fences() -> None:
+    reply = "~~~python\ndef target():\n    return '```'\n~~~\n"
+    assert extract_code(reply, "target") == "def target():\n    return '```'\n"
+    reply = "````python\ndef target():\n    return 1\n````"
+    assert extract_code(reply, "target") == "def target():\n    return 1\n"
+
+
+def test_thinking_is_dropped_even_when_unclosed_or_only_closed() -> None:
+    assert strip_thinking("<think>a</think>b<think>c") == "b"
+    assert strip_thinking("reasoning...</think>answer") == "answer"
+    with pytest.raises(NoCodeError):
+        extract_code("<think>def target(): return 1", "target")
+
+
+def test_empty_reply_is_a_clear_error() -> None:
+    with pytest.raises(NoCodeError, match=r"The reply is empty\."):
+        extract_code("  \n", "target")
+
+
+def test_code_that_shares_lines_with_kept_code_is_left_alone() -> None:
+    code = "import math; print(math.pi)\ndef target():\n    return 1\n"
+    assert strip_example_calls(code, "target") == code
+
+
+def test_setup_code_the_function_needs_is_kept() -> None:
+    code = (
+        "TABLE = []\nfor i in range(10):\n    TABLE.append(i * i)\n\n"
+        "def target(n):\n    return TABLE[n]\n\n# Try it\nprint(target(3))\n"
+    )
+    assert strip_example_calls(code, "target") == (
+        "TABLE = []\nfor i in range(10):\n    TABLE.append(i * i)\n\ndef target(n):\n    return TABLE[n]\n"
+    )
+
+
+def test_inputs_made_only_for_examples_go_with_them() -> None:
+    code = "def target(xs):\n    return sorted(xs)\n\nsample = [3, 1, 2]\nexpected = [1, 2, 3]\n" \
+        "assert target(sample) == expected\n"
+    assert strip_example_calls(code, "target") == "def target(xs):\n    return sorted(xs)\n"
+
+
+def test_unparsable_code_is_returned_unchanged_for_the_splice_to_report() -> None:
+    assert strip_example_calls("def target(:\n", "target") == "def target(:\n"
