@@ -12,6 +12,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from pycapsule.debugging import UnusableReply
 from pycapsule.debugging.source_text import normalize_newlines
 
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
@@ -19,12 +20,8 @@ _PYTHON_LABELS = {"", "python", "python3", "py", "py3", "pycon", "ipython", "sag
 _THINK_TAGS = ("think", "thinking", "reasoning")
 
 
-class NoCodeError(ValueError):
+class NoCodeError(UnusableReply):
     """The reply holds no usable Python code; `reason` is one sentence."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

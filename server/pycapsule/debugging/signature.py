@@ -26,6 +26,7 @@ from pycapsule.capsule import (
     is_stub_statement,
     parse_module,
 )
+from pycapsule.debugging import UnusableReply
 from pycapsule.debugging.source_text import leading_whitespace, line_kinds, normalize_newlines, reindent
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -50,12 +51,8 @@ _WELL_KNOWN: dict[str, str] = {
 }
 
 
-class SignatureMismatch(ValueError):
+class SignatureMismatch(UnusableReply):
     """The reply cannot be fitted into the user's function; `reason` is one sentence for the model."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
