@@ -69,7 +69,8 @@ class MountPlan:
         return any(path == m or m in path.parents for m in self.mounted)
 
     def ro_bind(self, path: Path) -> None:
-        if path == Path("/") or self._covered(path) or any(path == p or p in path.parents for p in UNBINDABLE):
+        hidden = any(path == p or p in path.parents for p in UNBINDABLE)
+        if path == Path("/") or hidden or self._covered(path):
             return
         for parent in reversed(path.parents):
             if str(parent) == "/" or parent in self.created or self._covered(parent):

@@ -160,7 +160,10 @@ class WarmSandbox(ABC):
             if worker is not None and worker.alive:
                 self._workers.move_to_end(root)
                 return worker
-            transport, init = self._launch(root)
+            try:
+                transport, init = self._launch(root)
+            except Exception as error:  # an engine error, a missing binary: reported, not raised
+                raise WorkerStartFailed(f"{type(error).__name__}: {error}") from error
             worker = WarmWorker(transport, init, self.start_timeout)
             self._workers[root] = worker
             while len(self._workers) > MAX_WORKERS:

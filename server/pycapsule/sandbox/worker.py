@@ -83,7 +83,9 @@ def prctl(option, value):
 
 def configure(init):
     """Apply the host's init message: paths, privileges, process attributes."""
-    sys.path[:] = [p for p in init.get("sys_path", []) if isinstance(p, str)] or sys.path
+    if init.get("sys_path"):
+        sys.path[:] = [p for p in init["sys_path"] if isinstance(p, str)]
+    sys.path[0:0] = [p for p in init.get("sys_path_prepend", []) if isinstance(p, str)]
     sys.dont_write_bytecode = True
     uid = init.get("uid")
     if isinstance(uid, int) and os.getuid() == 0:

@@ -1,0 +1,73 @@
+"""`pycapsule sandbox build-image | bench | doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from pycapsule.sandbox.api import SandboxUnavailable
+
+
+def build_image(args: argparse.Namespace) -> int:
+    from pycapsule.sandbox.docker import connect
+    from pycapsule.sandbox.image import ImageBuildError, image_python, image_tag, recipe_hash
+    from pycapsule.sandbox.image import build_image as build
+
+    try:
+        client = connect()
+    except SandboxUnavailable as error:
+        print(f"pycapsule sandbox build-image: {error}", file=sys.stderr)
+        return 2
+    tag = image_tag()
+    python = image_python(client, tag)
+    cache_dir = os.environ.get("PYCAPSULE_IMAGE_CACHE")
+    cached = Path(cache_dir) / f"{recipe_hash()}.tar" if cache_dir else None
+    if python is None and cached is not None and cached.is_file():
+        print(f"loading {tag} from {cached}")
+        with cached.open("rb") as handle:
+            client.images.load(handle.read())
+        python = image_python(client, tag)
+    if python is not None:
+        print(f"{tag} is ready: it holds Python {python}")
+        return 0
+    try:
+        tag, python = build(client, say=lambda line: print(line, flush=True))
+    except ImageBuildError as error:
+        print(f"pycapsule sandbox build-image: {error}", file=sys.stderr)
+        return 1
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(".partial")
+        with partial.open("wb") as handle:
+            for chunk in client.images.get(tag).save(named=True):
+                handle.write(chunk)
+        partial.replace(cached)
+        print(f"saved {tag} to {cached}")
+    print(f"built {tag}: it holds Python {python}")
+    return 0
+
+
+def doctor(args: argparse.Namespace) -> int:
+    from pycapsule.sandbox.select import available_backends
+
+    working = 0
+    for name, problem in available_backends().items():
+        if problem is None:
+            working += 1
+            print(f"{name:18} works here")
+        else:
+            print(f"{name:18} unavailable: {problem}")
+    return 0 if working else 1
+
+
+def bench(args: argparse.Namespace) -> int:
+    from pycapsule.sandbox.bench import run_bench
+
+    return run_bench(args.backend or ["bwrap", "docker"], args.jobs)
+
+
+def run(args: argparse.Namespace) -> int:
+    actions = {"build-image": build_image, "doctor": doctor, "bench": bench}
+    return actions[args.sandbox_command](args)
