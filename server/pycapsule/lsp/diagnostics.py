@@ -1,0 +1,250 @@
+"""Doctest diagnostics: on open and save (debounced), the file's doctests run in the sandbox and
+each failure is published at its example's line.
+
+Only functions whose content key changed are run again (see doctest_keys.py); results are kept
+relative to the function's first line, so moving a function does not re-run it. A file without
+doctests costs nothing and a file with a syntax error runs nothing. Severity is Warning: a failing
+doctest says the code and its documented examples disagree, not that the file is broken (the
+file still imports and runs), and stubs awaiting generation are not run at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from pycapsule.capsule import Capsule
+from pycapsule.lsp.doctest_keys import ModuleKeys
+from pycapsule.lsp.documents import ParsedDocument
+from pycapsule.lsp.status import log
+from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
+
+if TYPE_CHECKING:
+    from pycapsule.lsp.server import PycapsuleServer
+
+SOURCE = "pycapsule"
+CODE_FAILED = "doctest-failed"
+DEBOUNCE_SECONDS = 0.2
+_CACHE_SIZE = 4096
+_MESSAGE_LIMIT = 240
+_INCOMPLETE = ("timeout", "memory", "killed")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem of one function, its line relative to the function's first line."""
+
+    relative_line: int
+    message: str
+    exception_line: int | None = None
+
+
+def one_line(text: str) -> str:
+    text = " ⏎ ".join(line.strip() for line in text.strip().splitlines()) or "nothing"
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
+
+
+def failure_message(failure: ExampleFailure) -> str:
+    if failure.exception is not None:
+        return one_line(f"doctest failed: {failure.exception.type}: {failure.exception.message}")
+    return f"doctest failed: expected {one_line(failure.expected)}, got {one_line(failure.got)}"
+
+
+def findings_of(report: FunctionReport, capsule: Capsule) -> tuple[Finding, ...]:
+    if report.parse_error:
+        return (Finding(0, one_line(f"doctests cannot be read: {report.parse_error}")),)
+    return tuple(
+        Finding(failure.line - capsule.def_line, failure_message(failure), _raised_inside(failure, capsule))
+        for failure in report.failures
+    )
+
+
+def _raised_inside(failure: ExampleFailure, capsule: Capsule) -> int | None:
+    """The raising line relative to the function, when the exception came from the function itself."""
+    if failure.exception is None or failure.exception.line is None:
+        return None
+    if capsule.def_line <= failure.exception.line <= capsule.end_line:
+        return failure.exception.line - capsule.def_line
+    return None
+
+
+class DoctestDiagnostics:
+    def __init__(self, server: PycapsuleServer) -> None:
+        self._server = server
+        self._results: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._checking: dict[str, asyncio.Task[None]] = {}
+        self._again: set[str] = set()
+        self._published: set[str] = set()
+        self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
+        self.runs = 0
+        """Sandbox jobs started so far (the benchmark and tests read it through `pycapsule.stats`)."""
+
+    def schedule(self, uri: str) -> None:
+        """Check `uri` once things have been quiet for DEBOUNCE_SECONDS."""
+        if not self._server.settings.diagnostics:
+            return
+        if (handle := self._pending.pop(uri, None)) is not None:
+            handle.cancel()
+        loop = asyncio.get_running_loop()
+        self._pending[uri] = loop.call_later(DEBOUNCE_SECONDS, self._start, uri)
+
+    def _start(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        if uri in self._checking:
+            self._again.add(uri)  # a save during a check: check again when it is done
+            return
+        task = asyncio.ensure_future(self._check(uri))
+        self._checking[uri] = task
+        task.add_done_callback(lambda _: self._checked(uri))
+
+    def _checked(self, uri: str) -> None:
+        self._checking.pop(uri, None)
+        if uri in self._again:
+            self._again.discard(uri)
+            self._start(uri)
+
+    def forget(self, uri: str) -> None:
+        if (handle := self._pending.pop(uri, None)) is not None:
+            handle.cancel()
+        self.clear(uri)
+
+    def clear(self, uri: str) -> None:
+        if uri in self._published:
+            self._published.discard(uri)
+            self._server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    def shutdown(self) -> None:
+        for handle in self._pending.values():
+            handle.cancel()
+        self._jobs.shutdown(wait=False, cancel_futures=True)
+
+    async def _check(self, uri: str) -> None:
+        try:
+            document = self._server.parsed(uri)
+            await self._check_document(document)
+        except Exception as exc:  # diagnostics are a side show: report, never take the server down
+            log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
+
+    async def _check_document(self, document: ParsedDocument) -> None:
+        if document.syntax_error is not None:
+            self.clear(document.uri)  # old lines no longer mean anything; the syntax error is the editor's
+            return
+        checked = [c for c in document.capsules if (c.examples or c.doctest_error) and not c.is_stub]
+        if not checked:
+            self.clear(document.uri)
+            return
+        keys = ModuleKeys(document.text)
+        key_of = {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
+        missing = [c for c in checked if key_of[c.qualname] not in self._results and not c.doctest_error]
+        extra: list[types.Diagnostic] = []
+        if missing:
+            extra = await self._run(document, missing, key_of)
+        diagnostics = list(extra)
+        for capsule in checked:
+            if capsule.doctest_error:
+                findings: tuple[Finding, ...] = (
+                    Finding(0, one_line(f"doctests cannot be read: {capsule.doctest_error}")),
+                )
+            else:
+                findings = self._results.get(key_of[capsule.qualname], ())
+            diagnostics.extend(self._diagnostic(document, capsule, finding) for finding in findings)
+        self._publish(document, diagnostics)
+        ran, cached = len(missing), len(checked) - len(missing)
+        name = document.path.name if document.path else document.uri
+        log(
+            self._server,
+            f"doctests of {name}: ran {ran} function{'' if ran == 1 else 's'}, {cached} cached, "
+            f"{len(diagnostics)} problem{'' if len(diagnostics) == 1 else 's'}",
+        )
+
+    async def _run(
+        self, document: ParsedDocument, capsules: list[Capsule], key_of: dict[str, str]
+    ) -> list[types.Diagnostic]:
+        """Run the doctests of `capsules`, caching each function's findings; returns module-level problems."""
+        engine = await self._server.engine()
+        loop = asyncio.get_running_loop()
+        by_name = {c.qualname: c for c in capsules}
+
+        async def check(targets: tuple[str, ...]) -> RunResult:
+            self.runs += 1
+            return await loop.run_in_executor(self._jobs, engine.check, document.text, document.path, targets)
+
+        result = await check(tuple(by_name))
+        if result.status in _INCOMPLETE and len(by_name) > 1:
+            # One function's doctests hung or blew up the job: find out which, one by one.
+            results = [(name, await check((name,))) for name in by_name]
+        else:
+            results = [(name, result) for name in by_name]
+        problems: list[types.Diagnostic] = []
+        for name, outcome in results:
+            capsule = by_name[name]
+            if outcome.status == "ok":
+                report = next((f for f in outcome.functions if f.qualname == name), None)
+                self._remember(key_of[name], findings_of(report, capsule) if report else ())
+            elif outcome.status == "error" and outcome.module_error is not None:
+                error = outcome.module_error
+                line0 = (error.line or 1) - 1
+                message = one_line(f"the module raised {error.type}: {error.message}; no doctest ran")
+                problems.append(self._make(document, line0, message, None))
+                break
+            else:
+                detail = outcome.detail or outcome.status
+                problems.append(
+                    self._make(
+                        document, capsule.def_line - 1, one_line(f"doctests did not finish: {detail}"), name
+                    )
+                )
+        return problems
+
+    def _remember(self, key: str, findings: tuple[Finding, ...]) -> None:
+        self._results[key] = findings
+        self._results.move_to_end(key)
+        while len(self._results) > _CACHE_SIZE:
+            self._results.popitem(last=False)
+
+    def _diagnostic(self, document: ParsedDocument, capsule: Capsule, finding: Finding) -> types.Diagnostic:
+        diagnostic = self._make(
+            document, capsule.def_line - 1 + finding.relative_line, finding.message, capsule.qualname
+        )
+        if finding.exception_line is not None:
+            line0 = capsule.def_line - 1 + finding.exception_line
+            diagnostic.related_information = [
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=document.uri, range=document.index.line_range(line0)),
+                    message="raised here",
+                )
+            ]
+        return diagnostic
+
+    @staticmethod
+    def _make(document: ParsedDocument, line0: int, message: str, qualname: str | None) -> types.Diagnostic:
+        data: dict[str, Any] = {"qualname": qualname} if qualname else {}
+        return types.Diagnostic(
+            range=document.index.line_range(line0),
+            message=message,
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code=CODE_FAILED,
+            data=data or None,
+        )
+
+    def _publish(self, document: ParsedDocument, diagnostics: list[types.Diagnostic]) -> None:
+        if not diagnostics and document.uri not in self._published:
+            return
+        self._server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=document.uri, diagnostics=diagnostics, version=document.version
+            )
+        )
+        if diagnostics:
+            self._published.add(document.uri)
+        else:
+            self._published.discard(document.uri)

@@ -1,0 +1,48 @@
+"""What the server tells the editor about itself: the `pycapsule/status` notification and log lines.
+
+`pycapsule/status` params: {"state": "idle" | "generating" | "error", "attempt": int | None,
+"maxAttempts": int | None, "name": str | None, "message": str, "running": int}. Editors show it in
+a status bar; `running` counts the generations still going on.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+STATUS = "pycapsule/status"
+State = Literal["idle", "generating", "error"]
+
+
+def send_status(
+    server: LanguageServer,
+    state: State,
+    message: str,
+    *,
+    name: str | None = None,
+    attempt: int | None = None,
+    max_attempts: int | None = None,
+    running: int = 0,
+) -> None:
+    server.protocol.notify(
+        STATUS,
+        {
+            "state": state,
+            "attempt": attempt,
+            "maxAttempts": max_attempts,
+            "name": name,
+            "message": message,
+            "running": running,
+        },
+    )
+
+
+def log(server: LanguageServer, message: str, level: types.MessageType = types.MessageType.Info) -> None:
+    """A line in the editor's output panel. Callers pass messages that never hold settings' secrets."""
+    server.window_log_message(types.LogMessageParams(type=level, message=f"pycapsule: {message}"))
+
+
+def show(server: LanguageServer, message: str, level: types.MessageType = types.MessageType.Info) -> None:
+    server.window_show_message(types.ShowMessageParams(type=level, message=f"pycapsule: {message}"))

@@ -1,0 +1,210 @@
+"""An editor for the tests: the real pytest-lsp client driving `pycapsule serve` in a subprocess,
+plus the buffers an editor keeps (text + version), applying `workspace/applyEdit` the way VS Code
+and Neovim do: refused when the edit's version is not the buffer's, else applied and announced
+with `didChange`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Union
+
+from lsprotocol import types
+from pycapsule.lsp.positions import LineIndex
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+EDITORS = ("visual-studio-code", "neovim")
+API_KEY = "sk-test-SECRET-do-not-leak-4242"
+
+
+class Editor:
+    def __init__(self, client: LanguageClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.applied: list[types.ApplyWorkspaceEditParams] = []
+        self.statuses: list[dict[str, Any]] = []
+        self.before_apply: Callable[[], None] | None = None
+        """Runs when an edit arrives, before it is applied: to type 'while it is in flight'."""
+
+        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            return self._apply_edit(params)
+
+        def status(params: Any) -> None:
+            # pygls hands over unknown notifications' params as a namedtuple
+            self.statuses.append(params if isinstance(params, dict) else params._asdict())
+
+        client.feature(types.WORKSPACE_APPLY_EDIT)(apply_edit)
+        client.feature("pycapsule/status")(status)
+
+    # buffers -------------------------------------------------------------------------------
+    def uri(self, name: str) -> str:
+        return (self.root / name).as_uri()
+
+    def open(self, name: str, text: str) -> str:
+        path = self.root / name
+        path.write_text(text, encoding="utf-8")
+        uri = path.as_uri()
+        self.texts[uri], self.versions[uri] = text, 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
+        return uri
+
+    def text(self, uri: str) -> str:
+        return self.texts[uri]
+
+    def replace(self, uri: str, old: str, new: str) -> None:
+        """The user types: the first `old` becomes `new` (sent as an incremental change)."""
+        text = self.texts[uri]
+        start = text.index(old)
+        index = LineIndex(text)
+        change = types.TextDocumentContentChangePartial(range=index.range(start, start + len(old)), text=new)
+        self._changed(uri, text[:start] + new + text[start + len(old) :], [change])
+
+    def save(self, uri: str) -> None:
+        Path(self._path(uri)).write_text(self.texts[uri], encoding="utf-8")
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    def _path(self, uri: str) -> str:
+        return uri.removeprefix("file://")
+
+    def _changed(self, uri: str, text: str, changes: list[Any]) -> None:
+        self.texts[uri] = text
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=changes,
+            )
+        )
+
+    # what the server asks of the editor -------------------------------------------------------
+    def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.applied.append(params)
+        if self.before_apply is not None:
+            self.before_apply()
+        for change in params.edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit), change
+            uri = change.text_document.uri
+            if change.text_document.version != self.versions.get(uri):
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the document changed")
+            text = self.texts[uri]
+            index = LineIndex(text)
+            spans = sorted(
+                ((index.offset(e.range.start), index.offset(e.range.end), e.new_text) for e in change.edits),
+                reverse=True,
+            )
+            for start, end, new_text in spans:
+                text = text[:start] + new_text + text[end:]
+            self._changed(uri, text, [types.TextDocumentContentChangeWholeDocument(text=text)])
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    # requests --------------------------------------------------------------------------------
+    async def code_actions(self, uri: str, line0: int, diagnostics: list[types.Diagnostic] | None = None):
+        position = types.Position(line=line0, character=4)
+        return await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=position, end=position),
+                context=types.CodeActionContext(diagnostics=diagnostics or []),
+            )
+        )
+
+    async def hover(self, uri: str, line0: int, character: int) -> types.Hover | None:
+        return await self.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line0, character=character),
+            )
+        )
+
+    async def execute(self, command: types.Command) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
+        )
+
+    async def diagnostics_for(
+        self, uri: str, predicate: Callable[[list[types.Diagnostic]], bool], timeout: float = 30
+    ):
+        """Wait until the published diagnostics of `uri` satisfy `predicate`."""
+
+        async def wait() -> list[types.Diagnostic]:
+            while True:
+                current = list(self.client.diagnostics.get(uri, []))
+                if uri in self.client.diagnostics and predicate(current):
+                    return current
+                await self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    def messages(self) -> list[str]:
+        return [m.message for m in self.client.messages]
+
+    def logs(self) -> list[str]:
+        return [m.message for m in self.client.log_messages]
+
+
+def server_env(base_url: str, home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYCAPSULE_"))}
+    env.update(
+        OPENAI_BASE_URL=base_url,
+        OPENAI_API_KEY=API_KEY,
+        PYCAPSULE_MODEL="fake-coder",
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+    )
+    env.update(extra)
+    return env
+
+
+async def start_editor(
+    name: str,
+    root: Path,
+    env: dict[str, str],
+    initialization_options: dict[str, Any] | None = None,
+    configuration: dict[str, Any] | None = None,
+) -> Editor:
+    client = make_test_lsp_client()
+    _read_code_actions_like_editors_do(client)
+    if configuration is not None:
+        client.set_configuration(configuration, section="pycapsule")
+    editor = Editor(client, root)
+    await client.start_io(sys.executable, "-m", "pycapsule", "serve", "--stdio", env=env, cwd=str(root))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(name),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=initialization_options,
+        )
+    )
+    return editor
+
+
+def _read_code_actions_like_editors_do(client: LanguageClient) -> None:
+    """lsprotocol 2025.0.0 reads every `CodeAction` that has a `command` as a bare `Command`;
+    VS Code and Neovim tell them apart by whether `command` is a string, and so does this client."""
+    converter = client.protocol._converter
+
+    def structure(value: Any, _: type) -> types.Command | types.CodeAction:
+        kind = types.Command if isinstance(value.get("command"), str) else types.CodeAction
+        return converter.structure(value, kind)
+
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)  # noqa: UP007
+
+
+async def stop_editor(editor: Editor) -> None:
+    try:
+        await asyncio.wait_for(editor.client.shutdown_session(), 20)
+    finally:
+        await editor.client.stop()

@@ -1,0 +1,46 @@
+"""The "Generate & self-debug" action: offered on stubs only, cheap to list, a command reference."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.lsp.editor import Editor
+from tests.lsp.sources import ADD_STUB, SYNTAX_ERROR
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n")
+
+
+async def test_offered_on_a_stub_with_the_cursor_in_its_body(editor: Editor, fake: FakeOpenAI):
+    uri = editor.open("mod.py", ADD_STUB)
+    actions = await editor.code_actions(uri, line_of(ADD_STUB, "    ...\n"))
+    assert actions is not None
+    [action] = actions
+    assert action.title == "Generate & self-debug"
+    assert action.kind == types.CodeActionKind.RefactorRewrite
+    assert action.edit is None, "listing must not compute the edit"
+    assert action.command is not None and action.command.command == "pycapsule.generate"
+    assert list(action.command.arguments or []) == [{"uri": uri, "qualname": "add", "version": 1}]
+    assert fake.requests == [], "listing actions must not call the model"
+
+
+async def test_offered_on_the_def_line_and_docstring_too(editor: Editor):
+    uri = editor.open("mod.py", ADD_STUB)
+    for needle in ("def add", ">>> add(1, 2)"):
+        actions = await editor.code_actions(uri, line_of(ADD_STUB, needle))
+        assert actions and actions[0].title == "Generate & self-debug", needle
+
+
+async def test_not_offered_on_an_implemented_function_or_outside_functions(editor: Editor):
+    uri = editor.open("mod.py", ADD_STUB)
+    assert not await editor.code_actions(uri, line_of(ADD_STUB, "return x * 2"))
+    assert not await editor.code_actions(uri, line_of(ADD_STUB, "import math"))
+
+
+async def test_a_file_with_a_syntax_error_gets_no_actions_and_no_crash(editor: Editor):
+    uri = editor.open("broken.py", SYNTAX_ERROR)
+    assert not await editor.code_actions(uri, 1)
+    ok = editor.open("mod.py", ADD_STUB)
+    assert await editor.code_actions(ok, line_of(ADD_STUB, "    ...\n")), "the server still answers"

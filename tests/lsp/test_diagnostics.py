@@ -1,0 +1,84 @@
+"""Doctest diagnostics on open and save: at the failing example's line, cleared when fixed, only
+changed functions re-run, nothing for files without doctests or with syntax errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from tests.lsp.editor import Editor
+from tests.lsp.sources import ADD_STUB, BROKEN_DOUBLE, NO_DOCTESTS, SYNTAX_ERROR
+from tests.lsp.test_code_actions import line_of
+
+TWO_FUNCTIONS = (
+    BROKEN_DOUBLE
+    + '''
+
+def triple(x):
+    """Three times x.
+
+    >>> triple(2)
+    6
+    """
+    return x * 3
+'''
+)
+
+
+async def test_a_failing_doctest_is_reported_at_its_example_and_cleared_when_fixed(editor: Editor):
+    uri = editor.open("mod.py", BROKEN_DOUBLE)
+
+    [diagnostic] = await editor.diagnostics_for(uri, bool)
+
+    assert diagnostic.message == "doctest failed: expected 4, got 6"
+    assert diagnostic.range.start.line == line_of(BROKEN_DOUBLE, ">>> double(2)")
+    assert diagnostic.range.start.character == 4, "the example's text, not its indentation"
+    assert diagnostic.severity == types.DiagnosticSeverity.Warning
+    assert diagnostic.source == "pycapsule"
+
+    editor.replace(uri, "return x * 3", "return x * 2")
+    editor.save(uri)
+    assert await editor.diagnostics_for(uri, lambda found: not found) == []
+
+
+async def test_an_exception_is_reported_in_one_line(editor: Editor):
+    uri = editor.open("mod.py", BROKEN_DOUBLE.replace("return x * 3", "return x / 0"))
+    [first, *_] = await editor.diagnostics_for(uri, bool)
+    assert first.message == "doctest failed: ZeroDivisionError: division by zero"
+    assert first.related_information and first.related_information[0].location.range.start.line == line_of(
+        BROKEN_DOUBLE, "return x * 3"
+    )
+
+
+async def test_only_changed_functions_run_again(editor: Editor):
+    uri = editor.open("mod.py", TWO_FUNCTIONS)
+    await editor.diagnostics_for(uri, bool)
+    editor.replace(uri, "return x * 3\n\n\ndef triple", "return x * 3  # still wrong\n\n\ndef triple")
+    editor.save(uri)
+
+    async def second_check() -> str:
+        while not (lines := [m for m in editor.logs() if "doctests of mod.py" in m])[1:]:
+            await asyncio.sleep(0.05)
+        return lines[1]
+
+    assert "ran 1 function, 1 cached" in await asyncio.wait_for(second_check(), 30)
+
+
+async def test_files_without_doctests_or_with_syntax_errors_run_nothing(editor: Editor):
+    plain = editor.open("plain.py", NO_DOCTESTS)
+    broken = editor.open("broken.py", SYNTAX_ERROR)
+    stub = editor.open("stub.py", ADD_STUB)
+    failing = editor.open("mod.py", BROKEN_DOUBLE)
+    await editor.diagnostics_for(failing, bool)
+
+    assert not editor.client.diagnostics.get(plain)
+    assert not editor.client.diagnostics.get(broken)
+    assert not editor.client.diagnostics.get(stub), "a stub's doctests are not run: it has no body yet"
+    ran = [m for m in editor.logs() if "doctests of" in m]
+    assert all("mod.py" in m or "stub.py" in m for m in ran), ran
+
+    editor.replace(broken, "return (a +\n", "return a + b + 1\n")
+    editor.save(broken)
+    [fixed_syntax] = await editor.diagnostics_for(broken, bool)
+    assert fixed_syntax.message == "doctest failed: expected 3, got 4"

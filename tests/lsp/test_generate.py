@@ -1,0 +1,113 @@
+"""Choosing "Generate & self-debug": the loop runs in the background with progress, then one
+versioned edit replaces the body; budget exhausted and model down leave the document untouched."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from lsprotocol import types
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.lsp.editor import API_KEY, Editor, server_env, start_editor, stop_editor
+from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG
+from tests.lsp.test_code_actions import line_of
+
+
+async def generate(editor: Editor, uri: str) -> dict:
+    [action] = await editor.code_actions(uri, line_of(editor.text(uri), "    ...\n"))
+    assert action.command is not None
+    return await editor.execute(action.command)
+
+
+def progress_of(editor: Editor) -> list:
+    [(token, reports)] = editor.client.progress_reports.items()
+    return reports
+
+
+def check_file(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pycapsule", "check", str(path)], capture_output=True, text=True, timeout=120
+    )
+
+
+async def test_success_applies_one_versioned_edit_that_passes_check(editor: Editor, fake: FakeOpenAI):
+    fake.queue(ADD_WRONG, ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+
+    result = await generate(editor, uri)
+
+    assert result["status"] == "passed", result
+    assert result["attempts"] == 2
+    [applied] = editor.applied
+    [change] = applied.edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    assert change.text_document.version == 1, "computed against the version the run started from"
+    text = editor.text(uri)
+    assert "    return a + b\n" in text
+    assert text.replace("    return a + b\n", "    ...\n") == ADD_STUB, "only the body changed"
+
+    reports = progress_of(editor)
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert reports[0].title == "Generating `add`" and reports[0].cancellable
+    messages = [r.message for r in reports[1:-1]]
+    assert "attempt 1/5: generating" in messages
+    assert any(m.startswith("attempt 1/5: doctest failed") and "expected" in m for m in messages), messages
+    assert "attempt 2/5: doctests passed" in messages
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "passes" in reports[-1].message
+
+    states = [s["state"] for s in editor.statuses]
+    assert states[0] == "generating" and states[-1] == "idle"
+    assert any(s.get("attempt") == 2 and s.get("maxAttempts") == 5 for s in editor.statuses)
+
+    editor.save(uri)
+    checked = check_file(editor.root / "mod.py")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+async def test_budget_exhausted_leaves_the_document_untouched(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    fake.queue(ADD_WRONG, ADD_WRONG)
+    options = {"maxAttempts": 2, "modelRetries": 0}
+    editor = await start_editor("neovim", project, server_env(fake.base_url, tmp_path), options)
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        result = await generate(editor, uri)
+        assert result["status"] == "gave_up", result
+        assert result["attempts"] == 2
+        assert editor.applied == [] and editor.text(uri) == ADD_STUB
+        end = progress_of(editor)[-1]
+        assert isinstance(end, types.WorkDoneProgressEnd) and "gave up" in end.message
+        assert any("gave up" in m for m in editor.messages())
+        assert len(fake.chat_requests) == 2
+    finally:
+        await stop_editor(editor)
+
+
+async def test_model_down_is_one_clear_error_and_the_server_keeps_working(project: Path, tmp_path: Path):
+    dead = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+    editor = await start_editor(
+        "visual-studio-code", project, server_env(dead, tmp_path), {"modelRetries": 0, "requestTimeout": 5}
+    )
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        result = await generate(editor, uri)
+        assert result["status"] == "error", result
+        assert editor.text(uri) == ADD_STUB and editor.applied == []
+        assert any(s["state"] == "error" for s in editor.statuses)
+        [error] = [m for m in editor.client.messages if m.type == types.MessageType.Error]
+        assert "\n" not in error.message and "Traceback" not in error.message
+        assert await editor.code_actions(uri, line_of(ADD_STUB, "    ...\n")), "still answering"
+    finally:
+        await stop_editor(editor)
+
+
+async def test_the_api_key_never_reaches_messages_or_logs(editor: Editor, fake: FakeOpenAI):
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    await generate(editor, uri)
+    assert fake.chat_requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+    said = editor.messages() + editor.logs() + [str(s) for s in editor.statuses]
+    assert said and not any(API_KEY in line for line in said)

@@ -1,0 +1,81 @@
+"""Settings from initializationOptions, workspace/configuration and [tool.pycapsule]; bad values
+get one clear message naming the key and the default, and the server goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.lsp.editor import API_KEY, server_env, start_editor, stop_editor
+from tests.lsp.sources import ADD_STUB, ADD_WRONG
+from tests.lsp.test_cancel import STUB_LINE
+
+
+async def run_once(editor, uri: str) -> dict:
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    return await editor.execute(action.command)
+
+
+async def test_bad_values_get_a_message_and_the_default(fake: FakeOpenAI, project: Path, tmp_path: Path):
+    options = {"maxAttempts": 0, "jobTimeout": "soon", "colour": "blue", "modelRetries": 0}
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path), options)
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        assert await editor.code_actions(uri, STUB_LINE), "the server goes on"
+        warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+        assert any("max_attempts" in m and "default 5" in m for m in warnings), warnings
+        assert any("job_timeout" in m and "default 10.0" in m for m in warnings), warnings
+        assert any("colour" in m for m in warnings), warnings
+        assert all("\n" not in m for m in warnings)
+    finally:
+        await stop_editor(editor)
+
+
+async def test_pyproject_table_sets_the_budget(fake: FakeOpenAI, project: Path, tmp_path: Path):
+    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmax_attempts = 1\nmodel_retries = 0\n")
+    fake.queue(ADD_WRONG)
+    editor = await start_editor("neovim", project, server_env(fake.base_url, tmp_path))
+    try:
+        result = await run_once(editor, editor.open("mod.py", ADD_STUB))
+        assert result["status"] == "gave_up" and result["attempts"] == 1
+    finally:
+        await stop_editor(editor)
+
+
+async def test_workspace_configuration_wins_and_is_reloaded(fake: FakeOpenAI, project: Path, tmp_path: Path):
+    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmax_attempts = 3\n")
+    editor = await start_editor(
+        "visual-studio-code",
+        project,
+        server_env(fake.base_url, tmp_path),
+        configuration={"maxAttempts": 1, "modelRetries": 0},
+    )
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        fake.queue(ADD_WRONG)
+        assert (await run_once(editor, uri))["attempts"] == 1
+
+        editor.client.set_configuration({"maxAttempts": 2, "modelRetries": 0}, section="pycapsule")
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        fake.queue(ADD_WRONG, ADD_WRONG)
+        assert (await run_once(editor, uri))["attempts"] == 2
+    finally:
+        await stop_editor(editor)
+
+
+async def test_a_key_in_the_editor_settings_is_refused_and_never_shown(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    editor = await start_editor(
+        "neovim", project, server_env(fake.base_url, tmp_path), {"apiKey": "sk-typed-into-settings-777"}
+    )
+    try:
+        editor.open("mod.py", ADD_STUB)
+        await editor.code_actions(editor.uri("mod.py"), STUB_LINE)
+        said = editor.messages() + editor.logs()
+        assert any("apiKey" in m and "environment variable" in m for m in said)
+        assert not any("sk-typed-into-settings-777" in m or API_KEY in m for m in said)
+    finally:
+        await stop_editor(editor)
