@@ -22,7 +22,7 @@ async def generate(editor: Editor, uri: str) -> dict:
 
 
 def progress_of(editor: Editor) -> list:
-    [(token, reports)] = editor.client.progress_reports.items()
+    [reports] = editor.client.progress_reports.values()
     return reports
 
 
