@@ -16,10 +16,11 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import openai
 from pydantic import SecretStr
 
 if TYPE_CHECKING:
+    import openai
+
     from pycapsule.capsule import Capsule
     from pycapsule.config import Settings
 
@@ -122,6 +123,8 @@ class Programmer:
 
     def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings
+        import openai  # heavy (seconds on a busy machine): only when a model is really used
+
         key = settings.api_key.get_secret_value() if settings.api_key else "no-key"
         self._secret = settings.api_key.get_secret_value() if settings.api_key else None
         self._client = openai.OpenAI(
@@ -144,6 +147,8 @@ class Programmer:
         """The configured model, or the endpoint's first listed model."""
         with self._lock:
             if self._model is None:
+                import openai
+
                 try:
                     models = [m.id for m in self._client.models.list()]
                 except openai.OpenAIError as error:
@@ -266,6 +271,8 @@ class Programmer:
         return Reply(text, usage, finish_reason, model, time.monotonic() - started)
 
     def _classify(self, error: BaseException, model: str) -> _Failure:
+        import openai
+
         where = self.where
         if isinstance(error, openai.APITimeoutError):
             seconds = self.settings.timeout

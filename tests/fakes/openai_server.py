@@ -23,7 +23,7 @@ Scripted replies (queue them in the order they will be asked for)
     Delay(seconds, reply)               waits, then plays `reply`.
 When the queue is empty the server answers 500 "fake OpenAI server: no scripted reply left ..." so a
 test that forgot a reply fails loudly. A "smart" mode instead calls `responder(request) -> reply`
-for every chat request (a `RecordedRequest` in, any reply above out).
+for every chat request (a `RecordedRequest` in, any reply above or a plain string out).
 
 In-process use
     with FakeOpenAI() as server:                 # or the `openai_server` pytest fixture
@@ -167,7 +167,7 @@ class FakeOpenAI:
         self,
         replies: list[Reply] | None = None,
         *,
-        responder: Callable[[RecordedRequest], Reply] | None = None,
+        responder: Callable[[RecordedRequest], Reply | str] | None = None,
         models: tuple[str, ...] = (MODEL,),
         port: int = 0,
         record_to: Path | None = None,
@@ -239,7 +239,8 @@ class FakeOpenAI:
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         if self.responder is not None:
-            return self.responder(request)
+            reply = self.responder(request)
+            return Text(reply) if isinstance(reply, str) else reply
         with self._lock:
             if self._replies:
                 return self._replies.popleft()

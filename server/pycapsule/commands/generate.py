@@ -64,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as error:
         return _fail(f"{error}.")
     except CapsuleError as error:
-        where = f" (line {error.line})" if error.line else ""
-        return _fail(f"{target.path}{where}: {error.message.rstrip('.')}.")
+        message = error.message.rstrip(".")
+        if str(target.path) not in message:
+            where = f" line {error.line}" if error.line and "line" not in message else ""
+            message = f"{target.path}{where}: {message}"
+        return _fail(f"{message}.")
     except OSError as error:
         return _fail(f"cannot read {args.target}: {error.strerror or error}.")
     original_bytes = target.path.read_bytes()

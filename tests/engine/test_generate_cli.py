@@ -1,0 +1,164 @@
+"""`pycapsule generate` as a user runs it: the real CLI in a subprocess, the scripted model over HTTP,
+the real default sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engine.conftest import FAKE_KEY
+from tests.fakes.openai_server import Error, FakeOpenAI
+
+STUBS = '''import math
+
+
+def area(r):
+    """Area of a circle, rounded.
+
+    >>> area(1)
+    3
+    >>> area(2)
+    13
+    """
+
+
+class Shapes:
+    def square(self, side):
+        """
+        >>> Shapes().square(3)
+        9
+        """
+        raise NotImplementedError
+
+
+def done():
+    return "already written"
+'''
+
+AREA = "```python\ndef area(r):\n    return round(math.pi * r * r)\n```"
+AREA_WRONG = "```python\ndef area(r):\n    return int(math.pi * r * r)\n```"
+SQUARE = "```python\ndef square(self, side):\n    return side * side\n```"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\nmodel_retries = 1\n")
+    path = tmp_path / "shapes.py"
+    path.write_text(STUBS)
+    path.chmod(0o640)
+    return path
+
+
+def generate(server: FakeOpenAI, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": FAKE_KEY,
+           "PYCAPSULE_MODEL": "fake-coder"}
+    result = subprocess.run([sys.executable, "-m", "pycapsule", "generate", *args], env=env, cwd=cwd,
+                            capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in result.stderr
+    assert FAKE_KEY not in result.stdout + result.stderr
+    return result
+
+
+def test_prints_a_diff_and_leaves_the_file_alone(openai_server: FakeOpenAI, project: Path) -> None:
+    openai_server.queue(AREA)
+    result = generate(openai_server, f"{project}::area")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"--- a/{project}\n+++ b/{project}\n")
+    assert "+    return round(math.pi * r * r)\n" in result.stdout
+    assert project.read_text() == STUBS
+    assert "area: attempt 1/5 (generate)" in result.stderr
+    assert "passed: area: doctests pass after 1 attempt(s)" in result.stderr
+
+
+def test_write_applies_only_the_body_and_keeps_the_mode(openai_server: FakeOpenAI, project: Path) -> None:
+    openai_server.queue(AREA_WRONG, AREA)
+    result = generate(openai_server, f"{project}::area", "--write")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    body = '    13\n    """\n    return round(math.pi * r * r)\n'
+    assert project.read_text() == STUBS.replace('    13\n    """\n', body)
+    assert project.stat().st_mode & 0o777 == 0o640
+    # the failure was shown with its condensed error, then fixed
+    assert "area: attempt 1 failed: doctest failed" in result.stderr
+    assert "    Expected: 13" in result.stderr and "    Got: 12" in result.stderr
+    assert "area: attempt 2/5 (fix)" in result.stderr
+
+
+def test_every_stub_in_the_file(openai_server: FakeOpenAI, project: Path) -> None:
+    openai_server.queue(AREA, SQUARE)
+    result = generate(openai_server, str(project), "--write", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [(r["qualname"], r["status"]) for r in report["results"]] == [("area", "passed"),
+                                                                         ("Shapes.square", "passed")]
+    assert report["passed"] and report["written"] and report["results"][0]["completion_tokens"] > 0
+    text = project.read_text()
+    assert "    return round(math.pi * r * r)\n" in text and "        return side * side\n" in text
+    assert "raise NotImplementedError" not in text and 'return "already written"' in text
+
+
+def test_budget_exhausted_fails_clearly_and_writes_nothing(openai_server: FakeOpenAI, project: Path) -> None:
+    openai_server.queue(AREA_WRONG, AREA_WRONG)
+    result = generate(openai_server, f"{project}::area", "--write", "--max-attempts", "2")
+    assert result.returncode == 1
+    assert "gave_up: area: still failing after 2 attempt(s)" in result.stderr
+    assert project.read_text() == STUBS and openai_server.pending == 0
+
+
+def test_not_verified_is_said_and_is_not_success(openai_server: FakeOpenAI, tmp_path: Path) -> None:
+    path = tmp_path / "plain.py"
+    path.write_text('def double(x):\n    """Twice x."""\n')
+    openai_server.queue("```python\ndef double(x):\n    return 2 * x\n```")
+    result = generate(openai_server, str(path), "--write")
+    assert result.returncode == 1
+    assert "NOT verified" in result.stderr and "return 2 * x" in path.read_text()
+
+
+@pytest.mark.parametrize("failure", [Error(500, "overloaded"), Error(429, "too many requests")])
+def test_model_failure_is_one_line_and_exit_1(
+        openai_server: FakeOpenAI, project: Path, failure: Error) -> None:
+    openai_server.queue(failure, failure)
+    result = generate(openai_server, f"{project}::area", "--write")
+    assert result.returncode == 1
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("pycapsule: error:")]
+    assert failure.message in line and "after 2 tries" in line
+    assert project.read_text() == STUBS
+
+
+def test_model_down(project: Path) -> None:
+    server = FakeOpenAI().start()
+    server.stop()
+    result = generate(server, f"{project}::area")
+    assert result.returncode == 1 and "cannot reach the model" in result.stderr
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("missing.py", "missing.py is not a file."),
+    ("{project}::nope", "no function"),
+    ("{broken}::f", "line 1"),
+])
+def test_usage_errors_exit_2_with_one_sentence(
+        openai_server: FakeOpenAI, project: Path, target: str, message: str) -> None:
+    broken = project.parent / "broken.py"
+    broken.write_text("def f(:\n    pass\n")
+    result = generate(openai_server, target.format(project=project, broken=broken), cwd=project.parent)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("pycapsule: ") and message in line
+    assert openai_server.chat_requests == []
+
+
+def test_the_file_changed_meanwhile_is_not_overwritten(openai_server: FakeOpenAI, project: Path) -> None:
+    def edit_then_answer(request: object) -> str:
+        project.write_text(STUBS + "\n# edited by the user meanwhile\n")
+        return AREA
+
+    openai_server.responder = edit_then_answer
+    result = generate(openai_server, f"{project}::area", "--write")
+    assert result.returncode == 1 and "changed on disk" in result.stderr
+    assert project.read_text().endswith("# edited by the user meanwhile\n")
