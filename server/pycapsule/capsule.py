@@ -18,12 +18,14 @@ import ast
 import codecs
 import doctest
 import io
+import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class CapsuleError(ValueError):
@@ -142,17 +144,7 @@ class SourceLines:
         self.text = text
         # Only \n, \r\n and \r end lines for Python's tokenizer (str.splitlines knows more).
         starts = [0]
-        index = 0
-        length = len(text)
-        while index < length:
-            char = text[index]
-            if char == "\n":
-                starts.append(index + 1)
-            elif char == "\r":
-                if index + 1 < length and text[index + 1] == "\n":
-                    index += 1
-                starts.append(index + 1)
-            index += 1
+        starts.extend(match.end() for match in _LINE_BREAK.finditer(text))
         self.starts = starts
 
     def start(self, line: int) -> int:
@@ -406,36 +398,50 @@ def _capsule(
     )
 
 
-def read_capsules(source: str, path: Path | None = None) -> list[Capsule]:
-    """Every function in the module (methods, nested, async, decorated), in source order."""
+def _build(source: str, path: Path | None, wanted) -> list[Capsule]:
+    """Capsules for the functions `wanted(qualname, node)` accepts (building one is the costly part)."""
     module = parse_module(source)
     lines = SourceLines(source)
+    found = [(q, node, top) for q, node, top in _functions(module) if wanted(q, node)]
+    if not found:
+        return []
     unit = indent_unit_of(module, lines)
-    return [
-        _capsule(source, path, lines, qualname, node, top, unit)
-        for qualname, node, top in _functions(module)
-    ]
+    return [_capsule(source, path, lines, qualname, node, top, unit) for qualname, node, top in found]
+
+
+def read_capsules(source: str, path: Path | None = None) -> list[Capsule]:
+    """Every function in the module (methods, nested, async, decorated), in source order."""
+    return _build(source, path, lambda qualname, node: True)
 
 
 def capsule_by_qualname(source: str, qualname: str, path: Path | None = None) -> Capsule:
     """The function called `qualname` ('f', 'C.m', 'outer.inner'); the first one if defined twice."""
-    capsules = read_capsules(source, path)
-    for capsule in capsules:
-        if capsule.qualname == qualname:
-            return capsule
-    known = ", ".join(c.qualname for c in capsules[:8]) or "none"
+    found = _build(source, path, lambda name, node: name == qualname)
+    if found:
+        return found[0]
+    module = parse_module(source)
+    known = ", ".join(name for name, _, _ in list(_functions(module))[:8]) or "none"
     where = f" in {path}" if path else ""
     raise CapsuleError(f"There is no function {qualname}{where} (functions: {known}).")
+
+
+def _node_lines(node: _FunctionNode) -> tuple[int, int]:
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return first, node.body[-1].end_lineno or node.body[-1].lineno
 
 
 def capsule_at(source: str, line0: int, character0: int, path: Path | None = None) -> Capsule | None:
     """The innermost function whose lines (decorators included) hold the 0-based editor position."""
     del character0  # Functions own whole lines; the column never changes the answer.
     line = line0 + 1
-    best: Capsule | None = None
-    for capsule in read_capsules(source, path):
-        if capsule.def_line <= line <= capsule.end_line and (
-            best is None or capsule.def_line >= best.def_line
-        ):
-            best = capsule
-    return best
+    module = parse_module(source)
+    best: tuple[str, _FunctionNode, ast.stmt] | None = None
+    for qualname, node, top in _functions(module):
+        first, last = _node_lines(node)
+        if first <= line <= last and (best is None or first >= _node_lines(best[1])[0]):
+            best = (qualname, node, top)
+    if best is None:
+        return None
+    lines = SourceLines(source)
+    qualname, node, top = best
+    return _capsule(source, path, lines, qualname, node, top, indent_unit_of(module, lines))

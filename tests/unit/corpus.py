@@ -445,4 +445,26 @@ CASES = [
         f"{FENCE}python\ndef add(a, b):\n    # plain addition\n    return a + b  # done\n{FENCE}",
         body_has=("    # plain addition\n    return a + b  # done\n",),
     ),
+    Case(
+        "method-with-helper-method",
+        STACK,
+        "Stack.peek",
+        f"{FENCE}python\nclass Stack:\n    def _last_index(self):\n        return len(self.items) - 1\n\n"
+        f"    def peek(self):\n        return self.items[self._last_index()]\n{FENCE}",
+        helpers=("    def _last_index(self):\n        return len(self.items) - 1\n",),
+    ),
+    Case(
+        "await-in-plain-def",
+        ADD,
+        "add",
+        f"{FENCE}python\ndef add(a, b):\n    await thing()\n    return a + b\n{FENCE}",
+        rejected="'await' outside async function",
+    ),
+    Case(
+        "nonlocal-without-binding",
+        ADD,
+        "add",
+        f"{FENCE}python\ndef add(a, b):\n    nonlocal total\n    return a + b\n{FENCE}",
+        rejected="does not compile",
+    ),
 ]

@@ -94,24 +94,30 @@ def splice(capsule: Capsule, code: str) -> Splice:
     """Replace the capsule's body with the target function's body from `code` (a model's code)."""
     reply = _prepare_reply(capsule, code)
     user_module = parse_module(capsule.module_source)
-    module_names = _module_bindings(user_module, capsule.module_source)
+    newline = capsule.newline
 
     body_lines = _body_lines(capsule, reply)
-    new_body = "".join(line + capsule.newline for line in body_lines)
+    new_body = "".join(line + newline for line in body_lines)
     body_text = new_body
     if capsule.inline_body:
         docstring = ""
         if capsule.docstring_start is not None and capsule.docstring_end is not None:
             literal = capsule.module_source[capsule.docstring_start : capsule.docstring_end]
-            docstring = capsule.indent + literal + capsule.newline
-        body_text = capsule.newline + docstring + new_body
+            docstring = capsule.indent + literal + newline
+        body_text = newline + docstring + new_body
     elif capsule.body_start > 0 and capsule.module_source[capsule.body_start - 1] not in "\r\n":
-        body_text = capsule.newline + new_body
-    edits = [TextEdit(capsule.body_start, capsule.body_end, body_text)]
+        body_text = newline + new_body
+    body_edit = TextEdit(capsule.body_start, capsule.body_end, body_text)
+    edits = [body_edit]
 
-    helpers, imports = _needed_definitions(capsule, reply, module_names)
+    methods = _needed_methods(capsule, reply, user_module)
+    method_text = "".join(_method_text(capsule, reply, method) + newline for method in methods)
+    if method_text:
+        edits.append(TextEdit(capsule.header_start, capsule.header_start, method_text))
+        reply.notes.extend(f"kept method `{method.name}`" for method in methods)
+
+    helpers, imports = _needed_definitions(capsule, reply, _module_bindings(user_module), methods)
     import_offset = _import_offset(user_module, capsule)
-    newline = capsule.newline
     helper_text = "".join(
         _top_level_text(reply.code, statement, newline) + newline * 3 for statement in helpers
     )
@@ -126,16 +132,39 @@ def splice(capsule: Capsule, code: str) -> Splice:
     reply.notes.extend(f"added `{line}`" for line in imports)
     reply.notes.extend(f"kept helper `{_bound_names(s)[0]}`" for s in helpers)
 
+    _check_compiles(capsule, user_module, [body_edit, *edits[1:]], import_text + helper_text)
     edits.sort(key=lambda edit: edit.start)
     new_source = apply_edits(capsule.module_source, edits)
-    filename = str(capsule.path) if capsule.path else "<module>"
-    try:
-        compile(new_source, filename, "exec", dont_inherit=True)
-    except SyntaxError as error:
-        raise SignatureMismatch(
-            f"The reply's body does not compile inside {capsule.name}: {error.msg} (line {error.lineno})."
-        ) from None
     return Splice(new_source=new_source, body=new_body, edits=tuple(edits), notes=tuple(reply.notes))
+
+
+def _check_compiles(capsule: Capsule, module: ast.Module, edits: list[TextEdit], prelude: str) -> None:
+    """Compile what changed: the new imports and helpers, then the module statement holding the target.
+
+    Compiling only that statement (not the whole module) keeps a splice cheap in a large file and
+    still catches what the parser lets through ('await' outside async, bad nonlocal, ...).
+    """
+    lines = SourceLines(capsule.module_source)
+    start = capsule.top_level_start
+    end = next(
+        (
+            lines.end(statement.end_lineno or statement.lineno)
+            for statement in module.body
+            if lines.start(_first_line(statement)) == start
+        ),
+        len(capsule.module_source),
+    )
+    inside = [
+        TextEdit(edit.start - start, edit.end - start, edit.new_text)
+        for edit in edits
+        if start < edit.start or (edit.start == start and edit.end > start)
+    ]
+    text = prelude + apply_edits(capsule.module_source[start:end], inside)
+    try:
+        compile(text, str(capsule.path or "<module>"), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        message = f"The reply's body does not compile inside {capsule.name}: {error.msg}."
+        raise SignatureMismatch(message) from None
 
 
 # --- the reply's target function ---------------------------------------------------------------
@@ -457,20 +486,28 @@ def _reply_indent_unit(code: str, module: ast.Module) -> str:
 # --- helpers and imports ----------------------------------------------------------------------
 
 
-def _module_bindings(module: ast.Module, source: str) -> set[str]:
-    """Names bound at the user's module level (definitions, assignments, imports, anywhere at top)."""
-    try:
-        table = symtable.symtable(source, "<module>", "exec")
-        return {
-            symbol.get_name()
-            for symbol in table.get_symbols()
-            if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
-        }
-    except (SyntaxError, ValueError, RecursionError):
-        names: set[str] = set()
-        for statement in module.body:
-            names.update(_bound_names(statement))
-        return names
+def _module_bindings(module: ast.Module) -> set[str]:
+    """Names bound at the user's module level, also under top-level if/try/with/for blocks."""
+    names: set[str] = set()
+    pending: list[ast.stmt] = list(module.body)
+    while pending:
+        statement = pending.pop()
+        names.update(_bound_names(statement))
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(statement, field, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            pending.extend(handler.body)
+            if handler.name:
+                names.add(handler.name)
+        if isinstance(statement, ast.For | ast.AsyncFor):
+            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
+        if isinstance(statement, ast.With | ast.AsyncWith):
+            for item in statement.items:
+                if item.optional_vars is not None:
+                    names.update(n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+    return names
 
 
 def _bound_names(statement: ast.stmt) -> list[str]:
@@ -529,15 +566,20 @@ def _outer_expressions(statement: ast.stmt) -> list[ast.AST]:
 
 
 def _needed_definitions(
-    capsule: Capsule, reply: _Reply, module_names: set[str]
+    capsule: Capsule, reply: _Reply, module_names: set[str], methods: list[_FunctionNode]
 ) -> tuple[list[ast.stmt], list[str]]:
     """Reply top-level definitions the new body needs (transitively), and import lines to add."""
-    table = symtable.symtable(reply.code, "<reply>", "exec")
+    try:
+        table = symtable.symtable(reply.code, "<reply>", "exec")
+    except SyntaxError as error:
+        raise SignatureMismatch(f"The reply's code does not compile: {error.msg}.") from None
     function = reply.function
     scope = _find_table(table, function.name, function.lineno)
     if scope is None and function.decorator_list:
         scope = _find_table(table, function.name, function.decorator_list[0].lineno)
     wanted = (_scope_globals(scope) if scope else set()) - _BUILTINS - {capsule.name}
+    for method in methods:
+        wanted |= _globals_of(method, table)
     providers: dict[str, ast.stmt] = {}
     for statement in reply.module.body:
         if statement is reply.function or isinstance(statement, ast.If | ast.Expr):
@@ -596,12 +638,87 @@ def _well_known_import(name: str, function: _FunctionNode) -> str | None:
     return f"from {module} import {name}" if module else None
 
 
+def _first_line(statement: ast.stmt) -> int:
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+
+
 def _top_level_text(code: str, statement: ast.stmt, newline: str) -> str:
     lines = SourceLines(code)
-    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+    first = _first_line(statement)
     last = statement.end_lineno or statement.lineno
     text = code[lines.start(first) : lines.content_end(last)]
     return text.replace("\n", newline)
+
+
+def _class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
+    """The user's class for 'C' / 'Outer.C' (None when a scope on the way is a function)."""
+    scope: list[ast.stmt] = module.body
+    found: ast.ClassDef | None = None
+    for name in names:
+        found = next((s for s in scope if isinstance(s, ast.ClassDef) and s.name == name), None)
+        if found is None:
+            return None
+        scope = found.body
+    return found
+
+
+def _members(statements: list[ast.stmt]) -> dict[str, ast.stmt]:
+    return {name: statement for statement in statements for name in _bound_names(statement)}
+
+
+def _needed_methods(capsule: Capsule, reply: _Reply, module: ast.Module) -> list[_FunctionNode]:
+    """Methods of the reply's class that the new body calls on self/cls and the user's class lacks."""
+    user_class = _class_path(module, capsule.class_names) if capsule.class_names else None
+    reply_class = next(
+        (
+            node
+            for node in ast.walk(reply.module)
+            if isinstance(node, ast.ClassDef) and any(item is reply.function for item in node.body)
+        ),
+        None,
+    )
+    if user_class is None or reply_class is None:
+        return []
+    existing = _members(user_class.body)
+    offered = {
+        name: node
+        for name, node in _members(reply_class.body).items()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and name not in existing
+    }
+    needed: list[_FunctionNode] = []
+    pending: list[_FunctionNode] = [reply.function]
+    while pending:
+        function = pending.pop()
+        receiver = function.args.posonlyargs + function.args.args
+        if not receiver:
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == receiver[0].arg
+                and node.attr in offered
+                and all(node.attr != method.name for method in needed)
+            ):
+                method = offered[node.attr]
+                assert isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                needed.append(method)
+                pending.append(method)
+    return sorted(needed, key=lambda method: method.lineno)
+
+
+def _method_text(capsule: Capsule, reply: _Reply, method: _FunctionNode) -> str:
+    """A reply method moved into the user's class, indented like the target's def line."""
+    lines = SourceLines(reply.code)
+    first = min([method.lineno, *(d.lineno for d in method.decorator_list)])
+    last = method.end_lineno or method.lineno
+    block = [lines.line_text(number) for number in range(first, last + 1)]
+    source_indent = leading_whitespace(lines.line_text(method.lineno))
+    header_indent = leading_whitespace(capsule.header.split("\n", 1)[0])
+    unit = _reply_indent_unit(reply.code, reply.module)
+    kinds = line_kinds(reply.code)
+    moved = reindent(block, first, kinds, source_indent, unit, header_indent, capsule.indent_unit)
+    return "".join(line + capsule.newline for line in moved)
 
 
 def _import_offset(module: ast.Module, capsule: Capsule) -> int:
