@@ -40,6 +40,7 @@ FAILURES_CAP = 50
 TRACEBACK_FRAMES_CAP = 20
 REPORT_FD = 3
 
+FORWARDED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH")
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
@@ -99,6 +100,9 @@ def configure(init):
     # Orphans of a job (setsid daemons) are re-parented here, where they are killed and reaped.
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Docker's init forwards the signals a job sends to PID 1 on to the worker: ignore those.
+    for name in FORWARDED_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
     doctest._OutputRedirectingPdb = NoDebugger
 
 
@@ -336,6 +340,9 @@ def child_main(job, config, job_dir, out_w, err_w, report_w):
         os.dup2(report_w, REPORT_FD)
         os.closerange(REPORT_FD + 1, 65536)  # the protocol fds and everything else the worker holds
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        for name in FORWARDED_SIGNALS:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(job_dir)
         os.environ["TMPDIR"] = job_dir
         os.environ["HOME"] = job_dir
