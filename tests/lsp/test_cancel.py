@@ -64,8 +64,8 @@ async def test_cancel_request_on_the_command(editor: Editor, fake: FakeOpenAI):
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, STUB_LINE)
     params = types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
-    request = editor.client.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="run-1"
+    request = asyncio.ensure_future(
+        editor.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="run-1")
     )
     token = await started(editor, fake)
 
