@@ -15,11 +15,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import doctest
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 from pycapsule.capsule import Capsule, SourceLines, docstring_node, header_colon_end, parse_module
+from pycapsule.debugging.source_text import dedent_code
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 INIT_LINES_SHOWN = 15
@@ -147,7 +147,7 @@ def _mentioned_names(capsule: Capsule) -> Iterator[str]:
     """Names in the signature, the examples, the docstring's words and the body, in that order."""
     header = capsule.header.strip()
     with contextlib.suppress(SyntaxError, ValueError):
-        tree = ast.parse(_dedent_header(header) + "\n    pass\n")
+        tree = ast.parse(dedent_code(header.replace("\r\n", "\n")) + "\n    pass\n")
         yield from _names_in(tree)
     for example in capsule.examples:
         with contextlib.suppress(SyntaxError, ValueError):
@@ -165,13 +165,7 @@ def _mentioned_names(capsule: Capsule) -> Iterator[str]:
                         yield word
     if not capsule.is_stub:
         with contextlib.suppress(SyntaxError, ValueError):
-            yield from _names_in(ast.parse(textwrap.dedent(capsule.body)))
-
-
-def _dedent_header(header: str) -> str:
-    lines = header.replace("\r\n", "\n").split("\n")
-    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
-    return "\n".join(line[indent:] for line in lines)
+            yield from _names_in(ast.parse(dedent_code(capsule.body.replace("\r\n", "\n"))))
 
 
 def _names_in(tree: ast.AST) -> Iterator[str]:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from dataclasses import dataclass
 
 from pycapsule.debugging import UnusableReply
-from pycapsule.debugging.source_text import normalize_newlines
+from pycapsule.debugging.source_text import dedent_code, normalize_newlines
 
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON_LABELS = {"", "python", "python3", "py", "py3", "pycon", "ipython", "sage"}
@@ -187,10 +186,10 @@ def _from_prose(text: str, target_name: str) -> str | None:
             continue
         for end in reversed([end for end in ends if end > start]):
             chunk = "\n".join(lines[start:end]) + "\n"
-            module = _parses(textwrap.dedent(chunk))
+            module = _parses(dedent_code(chunk))
             if module is None or not _has_function(module):
                 continue
-            code = textwrap.dedent(chunk)
+            code = dedent_code(chunk)
             if defines(module, target_name):
                 return code
             best = best or code

@@ -13,7 +13,6 @@ import ast
 import builtins
 import symtable
 import sys
-import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,7 +26,13 @@ from pycapsule.capsule import (
     parse_module,
 )
 from pycapsule.debugging import UnusableReply
-from pycapsule.debugging.source_text import leading_whitespace, line_kinds, normalize_newlines, reindent
+from pycapsule.debugging.source_text import (
+    dedent_code,
+    leading_whitespace,
+    line_kinds,
+    normalize_newlines,
+    reindent,
+)
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
@@ -195,7 +200,7 @@ def _parse_reply(code: str) -> ast.Module:
 
 def _prepare_reply(capsule: Capsule, code: str) -> _Reply:
     code = normalize_newlines(code.lstrip("\ufeff"))
-    code = textwrap.dedent(code)
+    code = dedent_code(code)
     if not code.endswith("\n"):
         code += "\n"
     module = _parse_reply(code)

@@ -63,6 +63,24 @@ def leading_whitespace(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t\f"))]
 
 
+def dedent_code(code: str) -> str:
+    """Remove the indentation all non-blank lines share, leaving whitespace-only lines untouched.
+
+    Unlike textwrap.dedent, a whitespace-only line inside a string literal keeps its spaces.
+    """
+    lines = code.split("\n")
+    prefixes = [leading_whitespace(line) for line in lines if line.strip()]
+    if not prefixes:
+        return code
+    common = prefixes[0]
+    for prefix in prefixes[1:]:
+        while not prefix.startswith(common):
+            common = common[:-1]
+    if not common:
+        return code
+    return "\n".join(line.removeprefix(common) for line in lines)
+
+
 def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
