@@ -1,0 +1,56 @@
+"""The engine: lazily started parts, clear errors for missing parts, and the embedded model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pycapsule.capsule import capsule_by_qualname
+from pycapsule.config import Settings
+from pycapsule.engine import Engine
+from pycapsule.history import History
+from pycapsule.loop import AttemptStarted, Finished, Notice
+
+from tests.engine.test_loop import MODULE
+from tests.fakes.openai_server import FakeOpenAI
+
+
+def test_check_runs_the_doctests_of_the_targets(tmp_path: Path) -> None:
+    source = MODULE.replace("    ...\n", "    return a - b\n")
+    with Engine(Settings()) as engine:
+        result = engine.check(source, tmp_path / "mod.py", ("add",))
+    assert not result.passed
+    (report,) = result.functions
+    assert (report.qualname, report.attempted, report.failed) == ("add", 2, 2)
+
+
+def test_an_unknown_sandbox_ends_the_stream_with_one_sentence(openai_server: FakeOpenAI) -> None:
+    settings = Settings(base_url=openai_server.base_url, model="m", sandbox="no-such-backend")
+    with Engine(settings) as engine:
+        events = list(engine.generate(capsule_by_qualname(MODULE, "add")))
+    (finished,) = events
+    assert isinstance(finished, Finished) and finished.outcome.status == "error"
+    assert "no sandbox backend named 'no-such-backend'" in finished.outcome.message
+    assert openai_server.chat_requests == []
+
+
+def test_nothing_starts_until_it_is_needed(openai_server: FakeOpenAI) -> None:
+    engine = Engine(Settings(base_url=openai_server.base_url, model="m"))
+    assert engine._sandbox is None and engine._programmer is None
+    engine.close()
+
+
+@pytest.mark.model
+def test_the_embedded_model_fills_a_function_when_no_endpoint_is_set(private_history: Path) -> None:
+    settings = Settings(embedded_model_size="0.5b", max_attempts=3)
+    assert settings.uses_embedded_model
+    capsule = capsule_by_qualname(MODULE, "add", Path("/nonexistent/mod.py"))
+    with Engine(settings) as engine:
+        events = list(engine.generate(capsule))
+        assert engine._endpoint is not None and engine._endpoint.alive
+    outcome = events[-1].outcome
+    assert outcome.status == "passed", outcome.message
+    assert any(isinstance(e, Notice) and "local model" in e.message for e in events)
+    assert sum(isinstance(e, AttemptStarted) for e in events) == outcome.attempts
+    (record, *_) = History().attempts(Path("/nonexistent/mod.py"), "add")
+    assert record.model.startswith("qwen2.5-coder-0.5b") and record.completion_tokens > 0
