@@ -20,7 +20,6 @@ import doctest
 import io
 import re
 import tokenize
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,28 +204,35 @@ def parse_module(source: str) -> ast.Module:
         raise CapsuleError(f"The module cannot be parsed: {error}.") from None
 
 
-def _functions(module: ast.Module) -> Iterator[tuple[str, _FunctionNode, ast.stmt]]:
-    """(qualname, node, top-level statement holding it) for every function, outermost first."""
+_BLOCKS = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.Match,
+)
 
-    def visit(statements: list[ast.stmt], prefix: str, top: ast.stmt | None) -> Iterator:
+
+def _functions(module: ast.Module) -> list[tuple[str, _FunctionNode, ast.stmt]]:
+    """(qualname, node, top-level statement holding it) for every function, in source order."""
+    found: list[tuple[str, _FunctionNode, ast.stmt]] = []
+
+    def visit(statements: list[ast.stmt], prefix: str, top: ast.stmt | None) -> None:
         for statement in statements:
-            holder = top or statement
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
                 qualname = f"{prefix}{statement.name}"
-                yield qualname, statement, holder
-                yield from visit(statement.body, f"{qualname}.", holder)
+                found.append((qualname, statement, top or statement))
+                visit(statement.body, f"{qualname}.", top or statement)
             elif isinstance(statement, ast.ClassDef):
-                yield from visit(statement.body, f"{prefix}{statement.name}.", holder)
-            else:
+                visit(statement.body, f"{prefix}{statement.name}.", top or statement)
+            elif isinstance(statement, _BLOCKS):
                 # Functions defined under if/try/with/for/match keep their enclosing scope's prefix.
+                holder = top or statement
                 for field in ("body", "orelse", "finalbody"):
-                    yield from visit(getattr(statement, field, []) or [], prefix, holder)
-                for handler in getattr(statement, "handlers", []) or []:
-                    yield from visit(handler.body, prefix, holder)
-                for case in getattr(statement, "cases", []) or []:
-                    yield from visit(case.body, prefix, holder)
+                    visit(getattr(statement, field, None) or [], prefix, holder)
+                for handler in getattr(statement, "handlers", None) or []:
+                    visit(handler.body, prefix, holder)
+                for case in getattr(statement, "cases", None) or []:
+                    visit(case.body, prefix, holder)
 
-    yield from visit(module.body, "", None)
+    visit(module.body, "", None)
+    return found
 
 
 def is_stub_statement(statement: ast.stmt) -> bool:
