@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -171,3 +174,38 @@ def test_loop_bench_reports_the_overhead_against_its_baseline() -> None:
     assert "4 attempts (2 failing, condensed)" in result.stdout
     for label in ("loop overhead per attempt", "baseline: bare sandbox.run", "ratio loop / baseline"):
         assert label in result.stdout
+
+
+def test_progress_on_a_terminal_is_a_live_status_with_the_failures(
+        openai_server: FakeOpenAI, project: Path) -> None:
+    openai_server.queue(AREA_WRONG, AREA)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": FAKE_KEY,
+           "COLUMNS": "200", "TERM": "xterm"}
+    process = subprocess.Popen([sys.executable, "-m", "pycapsule", "generate", f"{project}::area"],
+                               env=env, stdout=subprocess.PIPE, stderr=follower, text=True)
+    os.close(follower)
+    shown = bytearray()
+    reader = threading.Thread(target=_drain, args=(leader, shown), daemon=True)
+    reader.start()
+    stdout, _ = process.communicate(timeout=120)
+    reader.join(10)
+    os.close(leader)
+    raw = shown.decode(errors="replace")
+    assert "\x1b[" in raw  # drawn as a live status, not plain lines
+    terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    assert process.returncode == 0 and stdout.startswith("--- a/")
+    assert "area: attempt 1/5 (generate)" in terminal and "area: attempt 2/5 (fix)" in terminal
+    assert "area: attempt 1 failed: doctest failed" in terminal and "Got: 12" in terminal
+    assert "Traceback" not in terminal and FAKE_KEY not in terminal
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the other side closed
+            return
+        if not chunk:
+            return
+        into.extend(chunk)
