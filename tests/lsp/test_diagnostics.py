@@ -54,7 +54,7 @@ async def test_an_exception_is_reported_in_one_line(editor: Editor):
 async def test_only_changed_functions_run_again(editor: Editor):
     uri = editor.open("mod.py", TWO_FUNCTIONS)
     await editor.diagnostics_for(uri, bool)
-    editor.replace(uri, "return x * 3\n\n\ndef triple", "return x * 3  # still wrong\n\n\ndef triple")
+    editor.replace(uri, "return x * 3\n\n\ndef triple", "return 3 * x\n\n\ndef triple")
     editor.save(uri)
 
     async def second_check() -> str:
