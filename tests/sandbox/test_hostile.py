@@ -286,7 +286,7 @@ def test_a_c_stack_overflow_is_killed_by_sigsegv(sandbox: Sandbox) -> None:
 import sys
 sys.setrecursionlimit(10 ** 8)
 nested = []
-for _ in range(500_000):
+for _ in range(200_000):
     nested = [nested]
 repr(nested)
 """, timeout=20)

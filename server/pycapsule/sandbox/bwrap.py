@@ -103,6 +103,7 @@ class BwrapSandbox(WarmSandbox):
         super().__init__(project_root, limits)
         self.bwrap = find_bwrap()
         self.as_root = os.geteuid() == 0
+        self.foreign_uid = self.as_root
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
 
     def command(self, project_root: Path | None) -> list[str]:

@@ -112,6 +112,7 @@ class AttachTransport(Transport):
 
 class DockerSandbox(WarmSandbox):
     name = "docker"
+    foreign_uid = True
     start_timeout = 60.0
 
     def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS,

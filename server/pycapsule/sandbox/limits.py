@@ -12,6 +12,8 @@ class Limits:
     processes: int = 32
     """Processes the job may have at once (RLIMIT_NPROC for the sandbox's own uid; pids limit in Docker)."""
     open_files: int = 256
+    stack_bytes: int = 8 * 1024 * 1024
+    """Main-thread stack (RLIMIT_STACK): a runaway C recursion dies fast by SIGSEGV."""
     file_size_bytes: int = 16 * 1024 * 1024
     """Largest file the job may write (RLIMIT_FSIZE)."""
     scratch_bytes: int = 64 * 1024 * 1024

@@ -136,8 +136,23 @@ class WarmSandbox(ABC):
     def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
         """Start a worker process for this backend; returns its transport and the init message."""
 
+    # Whether jobs run as a uid other than the caller's (then the project must be readable by others).
+    foreign_uid: bool = False
+
     def run_warnings(self) -> tuple[str, ...]:
         return ()
+
+    def root_warnings(self, root: Path | None) -> tuple[str, ...]:
+        if root is None or not self.foreign_uid:
+            return ()
+        try:
+            readable = root.stat().st_mode & 0o005 == 0o005
+        except OSError:
+            readable = False
+        if readable:
+            return ()
+        return (f"the project directory {root} is not readable by others, so the sandbox (an unprivileged "
+                "uid) cannot import from it; chmod o+rX it or run pycapsule as its owner",)
 
     @property
     def python_version(self) -> str:
@@ -178,6 +193,7 @@ class WarmSandbox(ABC):
         if problem:
             return RunResult(status="crashed", detail=problem, warnings=warnings)
         root = job.project_root.resolve() if job.project_root else self.project_root
+        warnings += self.root_warnings(root)
         started = time.monotonic()
         try:
             for _ in range(3):

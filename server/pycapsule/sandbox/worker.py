@@ -116,6 +116,7 @@ class Config:
         self.processes = limits.get("processes")
         self.open_files = int(limits.get("open_files", 256))
         self.file_size = int(limits.get("file_size_bytes", 16 << 20))
+        self.stack = int(limits.get("stack_bytes", 8 << 20))
         self.baseline = set()
 
 
@@ -320,6 +321,7 @@ def set_limits(config, timeout):
     limit(resource.RLIMIT_FSIZE, config.file_size)
     limit(resource.RLIMIT_NOFILE, config.open_files)
     limit(resource.RLIMIT_CORE, 0)
+    limit(resource.RLIMIT_STACK, config.stack)
     if config.processes:
         limit(resource.RLIMIT_NPROC, int(config.processes))
 

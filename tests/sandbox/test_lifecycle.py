@@ -1,0 +1,98 @@
+"""The warm worker: fast reuse, a fresh process and module per job, replacement when it dies,
+thread safety, and imports from the project and the user's installed packages."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from pycapsule.sandbox.api import Job, Sandbox
+
+from .conftest import CONTAINED, EVERY_BACKEND, TRIVIAL, run
+
+every_backend = pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
+
+
+@every_backend
+def test_nothing_leaks_from_one_job_to_the_next(sandbox: Sandbox) -> None:
+    run(sandbox, """
+import os, sys, json, builtins
+counter = 41
+os.environ["LEAK"] = "yes"
+sys.modules["json"].leaked = True
+builtins.leaked = True
+sys.path.append("/leaked")
+""")
+    result = run(sandbox, """
+import os, sys, json, builtins
+print("counter" in globals(), os.environ.get("LEAK"), hasattr(json, "leaked"),
+      hasattr(builtins, "leaked"), "/leaked" in sys.path)
+""")
+    assert result.stdout.split() == ["False", "None", "False", "False", "False"]
+
+
+@every_backend
+def test_each_job_is_a_new_process(sandbox: Sandbox) -> None:
+    first = run(sandbox, "import os\nprint(os.getpid())\n")
+    second = run(sandbox, "import os\nprint(os.getpid())\n")
+    assert first.stdout != second.stdout
+
+
+@every_backend
+def test_a_dead_worker_is_replaced_for_the_next_job(sandbox: Sandbox) -> None:
+    killed = run(sandbox, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    assert killed.status == "killed"
+    again = sandbox.run(Job(source=TRIVIAL, doctest_targets=("one",)))
+    assert again.passed
+
+
+@every_backend
+def test_jobs_from_many_threads_all_come_back_right(sandbox: Sandbox) -> None:
+    results: dict[int, str] = {}
+
+    def job(number: int) -> None:
+        results[number] = run(sandbox, f"print({number} * 2)\n").stdout
+
+    threads = [threading.Thread(target=job, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {n: f"{n * 2}\n" for n in range(8)}
+
+
+@every_backend
+def test_doctests_import_the_users_own_modules_read_only(sandbox: Sandbox, tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)  # the sandbox may run as another uid: the project must be readable by others
+    (tmp_path / "helpers.py").write_text("def twice(x):\n    return 2 * x\n")
+    source = 'import helpers\n\ndef f(x):\n    """\n    >>> f(3)\n    6\n    """\n'
+    source += "    return helpers.twice(x)\n"
+    result = run(sandbox, source, doctest_targets=("f",), project_root=tmp_path)
+    assert result.passed, (result.status, result.detail, result.module_error)
+
+
+@every_backend
+def test_an_invalid_job_is_reported_not_raised(sandbox: Sandbox) -> None:
+    result = sandbox.run(Job(source="x = 1", timeout=0))
+    assert result.status == "crashed"
+    assert "timeout" in result.detail
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "unsafe-subprocess"], indirect=True)
+def test_packages_installed_for_the_user_are_importable(sandbox: Sandbox) -> None:
+    result = run(sandbox, "import pytest, docker\nprint(pytest.__name__, docker.__name__)\n")
+    assert result.stdout == "pytest docker\n", (result.module_error, result.detail)
+
+
+@pytest.mark.parametrize("sandbox", CONTAINED, indirect=True)
+def test_a_project_only_its_owner_can_read_gets_a_warning_when_the_sandbox_uid_differs(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    tmp_path.chmod(0o700)
+    result = run(sandbox, "x = 1\n", project_root=tmp_path)
+    if sandbox.name == "bwrap" and os.geteuid() != 0:
+        assert result.warnings == ()
+    else:
+        assert any("not readable by others" in w for w in result.warnings), result.warnings
