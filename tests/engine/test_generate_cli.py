@@ -48,6 +48,10 @@ AREA_WRONG = "```python\ndef area(r):\n    return int(math.pi * r * r)\n```"
 SQUARE = "```python\ndef square(self, side):\n    return side * side\n```"
 
 
+def with_area_body(statement: str) -> str:
+    return STUBS.replace('    13\n    """\n', f'    13\n    """\n    {statement}\n')
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\nmodel_retries = 1\n")
@@ -83,8 +87,7 @@ def test_write_applies_only_the_body_and_keeps_the_mode(openai_server: FakeOpenA
     result = generate(openai_server, f"{project}::area", "--write")
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
-    body = '    13\n    """\n    return round(math.pi * r * r)\n'
-    assert project.read_text() == STUBS.replace('    13\n    """\n', body)
+    assert project.read_text() == with_area_body("return round(math.pi * r * r)")
     assert project.stat().st_mode & 0o777 == 0o640
     # the failure was shown with its condensed error, then fixed
     assert "area: attempt 1 failed: doctest failed" in result.stderr
@@ -209,3 +212,19 @@ def _drain(fd: int, into: bytearray) -> None:
         if not chunk:
             return
         into.extend(chunk)
+
+
+def test_a_written_function_is_checked_first_and_fixed_only_if_it_fails(
+        openai_server: FakeOpenAI, project: Path) -> None:
+    project.write_text(with_area_body("return int(math.pi * r * r)"))
+    openai_server.queue(AREA)
+    result = generate(openai_server, f"{project}::area", "--write")
+    assert result.returncode == 0, result.stderr
+    assert "area: checking the current body" in result.stderr and "area: attempt 1/5 (fix)" in result.stderr
+    (request,) = openai_server.chat_requests
+    assert "int(math.pi * r * r)" in request.messages[-2]["content"]
+    assert "    return round(math.pi * r * r)\n" in project.read_text()
+
+    again = generate(openai_server, f"{project}::area", "--write")
+    assert again.returncode == 0 and "the doctests already pass; nothing to change" in again.stderr
+    assert len(openai_server.chat_requests) == 1

@@ -84,14 +84,21 @@ def run(args: argparse.Namespace) -> int:
     progress = _progress(sys.stderr)
     outcomes: list[Outcome] = []
     text = source.text
-    with Engine(loaded.settings, project_root=project_root(target.path)) as engine:
-        for qualname in qualnames:
-            capsule = capsule_by_qualname(text, qualname, target.path)
-            outcome = progress.follow(qualname, engine.generate(capsule))
-            outcomes.append(outcome)
-            if outcome.new_source is not None:
-                text = outcome.new_source
-    progress.close()
+    try:
+        with Engine(loaded.settings, project_root=project_root(target.path)) as engine:
+            for qualname in qualnames:
+                try:
+                    capsule = capsule_by_qualname(text, qualname, target.path)
+                except CapsuleError as error:  # an earlier target's change made this one unreadable
+                    outcomes.append(Outcome("error", error.message, None, (), 0, qualname))
+                    continue
+                # a function that has a body is checked first and only fixed when its doctests fail
+                outcome = progress.follow(qualname, engine.generate(capsule, from_current_body=True))
+                outcomes.append(outcome)
+                if outcome.new_source is not None:
+                    text = outcome.new_source
+    finally:
+        progress.close()
 
     diff = "".join(difflib.unified_diff(
         source.text.splitlines(keepends=True), text.splitlines(keepends=True),
