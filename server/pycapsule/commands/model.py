@@ -1,0 +1,72 @@
+"""`pycapsule model install | list | serve | bench`: the embedded local model."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from pycapsule.models.catalog import CATALOG, is_installed, model_dir, model_path, spec_for
+from pycapsule.models.errors import ModelError
+
+
+def _progress(line: str) -> None:
+    print(f"pycapsule: {line}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    action = {"install": _install, "list": _list, "serve": _serve, "bench": _bench}[args.model_command]
+    try:
+        return action(args)
+    except ModelError as error:
+        print(f"pycapsule: {error}", file=sys.stderr)
+        return 1
+
+
+def _install(args: argparse.Namespace) -> int:
+    from pycapsule.models.install import install
+
+    print(install(spec_for(args.size), on_progress=_progress))
+    return 0
+
+
+def _list(_args: argparse.Namespace) -> int:
+    directory = model_dir()
+    print(f"models in {directory}")
+    for spec in CATALOG.values():
+        installed = is_installed(spec, directory)
+        if spec.size == "tiny" and not installed:
+            continue
+        state = "installed" if installed else "not installed"
+        size_mb = spec.total_size / 1e6
+        print(f"  {spec.size:<5} {state:<14} {size_mb:>7.1f} MB  {spec.filename}  ({spec.note})")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pycapsule.models.install import install
+    from pycapsule.models.serve import ServerOptions, serve_until
+
+    spec = spec_for(args.size)
+    install(spec, on_progress=_progress)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+
+    def announce(base_url: str, model: str) -> None:
+        _progress(f"serving {model} at {base_url} (OpenAI-compatible; Ctrl-C stops)")
+        print(base_url, flush=True)
+
+    serve_until(ServerOptions(model_path(spec), spec.alias, port=args.port), announce, stop)
+    _progress("stopped")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pycapsule.models.bench import bench_size, format_table
+
+    sizes = args.size or ["0.5b", "1.5b"]
+    results = [bench_size(size, on_progress=_progress) for size in sizes]
+    print(format_table(results))
+    return 0

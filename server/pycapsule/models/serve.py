@@ -1,0 +1,197 @@
+"""Serve one model file on 127.0.0.1 through llama.cpp's own OpenAI-compatible HTTP server.
+
+xllamacpp embeds llama.cpp's C++ server: `xllamacpp.Server(params)` loads the model and listens
+(`/v1/chat/completions` with real token-by-token SSE streaming and usage, `/v1/models`, `/health`)
+on background threads, so this module only chooses the parameters and keeps the process alive.
+
+Run as `python -m pycapsule.models.serve --model PATH --alias NAME --watch-parent` it is the child
+process `endpoint.start_local_endpoint` starts: it prints one JSON line `{"base_url", "model"}`
+on stdout once the server answers, and exits when its stdin closes (the parent is gone), when the
+parent process changes, or on SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pycapsule.models.errors import ModelServerError
+
+HOST = "127.0.0.1"
+CONTEXT_SIZE = 4096
+# Upper bound on generated tokens when a request names none: a runaway reply must end.
+DEFAULT_MAX_TOKENS = 2048
+
+
+def physical_cores() -> int:
+    """CPU cores usable by this process, counting hyper-threads once (llama.cpp gains nothing from SMT)."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    siblings = cores = 0
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = line.partition(":")
+                if key.strip() == "siblings":
+                    siblings = int(value)
+                elif key.strip() == "cpu cores":
+                    cores = int(value)
+                if siblings and cores:
+                    break
+    except (OSError, ValueError):
+        pass
+    threads_per_core = siblings // cores if siblings and cores and siblings >= cores else 1
+    return max(1, usable // max(1, threads_per_core))
+
+
+def default_threads() -> int:
+    """$PYCAPSULE_MODEL_THREADS, else the physical cores not already busy (at least one).
+
+    llama.cpp's threads meet at a barrier after every layer: when another process holds one of
+    them off its core, all wait. Measured here with the load average at 8 on 2 cores, the 0.5B
+    model generated 0.6 tok/s on 2 threads and 4 tok/s on 1, so a busy core is left alone.
+    """
+    override = os.environ.get("PYCAPSULE_MODEL_THREADS", "").strip()
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    cores = physical_cores()
+    busy = round(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
+    return max(1, min(cores, cores - busy))
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    model_path: Path
+    alias: str
+    port: int = 0
+    threads: int = 0
+    """0 = one per physical core."""
+    context: int = CONTEXT_SIZE
+
+
+def _params(options: ServerOptions) -> Any:
+    import xllamacpp  # the runtime is heavy: loaded only where a server really starts
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(options.model_path)
+    params.model_alias = {options.alias}
+    params.hostnames = [HOST]
+    params.port = options.port
+    params.n_ctx = options.context
+    params.n_parallel = 1  # one request at a time uses both cores best; others queue
+    params.n_predict = DEFAULT_MAX_TOKENS
+    threads = options.threads or default_threads()
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    # Greedy unless a request asks for a temperature: code wants the most likely tokens.
+    params.sampling.temp = 0.0
+    params.sampling.top_k = 1
+    params.ui = False
+    params.endpoint_slots = False
+    return params
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+def start_server(options: ServerOptions) -> Any:
+    """Load the model and listen; returns the running `xllamacpp.Server` (keep a reference to keep it up)."""
+    if not options.model_path.is_file():
+        raise ModelServerError(
+            f"the model file {options.model_path} does not exist; run `pycapsule model install`."
+        )
+    if not 0 <= options.port <= 65535:
+        raise ModelServerError(f"port {options.port} is not a valid TCP port (0-65535).")
+    if options.port and port_in_use(options.port):
+        raise ModelServerError(
+            f"port {options.port} on {HOST} is already in use; "
+            "choose another with --port (0 picks a free one)."
+        )
+    import xllamacpp
+
+    try:
+        return xllamacpp.Server(_params(options))
+    except RuntimeError:
+        raise ModelServerError(
+            f"llama.cpp could not load {options.model_path.name} or listen on {HOST}:{options.port} "
+            "(its log above says why)."
+        ) from None
+
+
+def serve_until(options: ServerOptions, announce: Callable[[str, str], None], stop: threading.Event) -> None:
+    """Run the server until `stop` is set; `announce(base_url, model)` is called once it listens."""
+    server = start_server(options)
+    try:
+        announce(server.listening_address.rstrip("/") + "/v1", options.alias)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        del server  # stops llama.cpp's threads and frees the model
+
+
+def _watch_parent(stop: threading.Event) -> None:
+    """Stop when the parent goes away: its end of our stdin closes, or we are re-parented."""
+    parent = os.getppid()
+
+    def read_stdin() -> None:
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except OSError:
+            pass
+        stop.set()
+
+    def poll_parent() -> None:
+        while not stop.wait(0.5):
+            if os.getppid() != parent:
+                stop.set()
+
+    threading.Thread(target=read_stdin, name="stdin-watchdog", daemon=True).start()
+    threading.Thread(target=poll_parent, name="parent-watchdog", daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pycapsule.models.serve")
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--ctx", type=int, default=CONTEXT_SIZE)
+    parser.add_argument(
+        "--watch-parent", action="store_true", help="exit when stdin closes or the parent dies"
+    )
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    if args.watch_parent:
+        _watch_parent(stop)
+
+    def announce(base_url: str, model: str) -> None:
+        print(json.dumps({"base_url": base_url, "model": model}), flush=True)
+
+    options = ServerOptions(args.model, args.alias, args.port, args.threads, args.ctx)
+    try:
+        serve_until(options, announce, stop)
+    except ModelServerError as error:
+        print(json.dumps({"error": str(error)}), flush=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
