@@ -467,4 +467,28 @@ CASES = [
         f"{FENCE}python\ndef add(a, b):\n    nonlocal total\n    return a + b\n{FENCE}",
         rejected="does not compile",
     ),
+    Case(
+        "plain-function-answered-as-method",
+        ADD,
+        "add",
+        f"{FENCE}python\nclass Solution:\n    def add(self, a: int, b: int) -> int:\n"
+        f"        return a + b\n{FENCE}",
+        body_has=("    return a + b\n",),
+        body_lacks=("Solution",),
+    ),
+    Case(
+        "method-answer-that-needs-self",
+        ADD,
+        "add",
+        f"{FENCE}python\nclass Solution:\n    def add(self, a, b):\n        return self.plus(a, b)\n\n"
+        f"    def plus(self, a, b):\n        return a + b\n{FENCE}",
+        rejected="must be a plain function",
+    ),
+    Case(
+        "lambda-assignment",
+        ADD,
+        "add",
+        f"{FENCE}python\nadd = lambda a, b: a + b\n{FENCE}",
+        body_has=("a + b",),
+    ),
 ]

@@ -207,6 +207,10 @@ def _prepare_reply(capsule: Capsule, code: str) -> _Reply:
     user = _header_node(capsule)
     notes: list[str] = []
     function = _find_target(capsule, module)
+    if function is None and _lambda_target(capsule, module) is not None:
+        code, module = _lambda_as_def(code, module, _lambda_target(capsule, module))  # type: ignore[arg-type]
+        function = _find_target(capsule, module)
+        notes.append(f"turned the lambda assigned to {capsule.name} into a def")
     if function is None:
         if _is_bare_body(module):
             code, module, function = _wrap_bare_body(code, user)
@@ -225,6 +229,32 @@ def _prepare_reply(capsule: Capsule, code: str) -> _Reply:
         function = _function_at(module, function.lineno)
     _check_body(capsule, function)
     return _Reply(code=code, module=module, function=function, notes=notes)
+
+
+def _lambda_target(capsule: Capsule, module: ast.Module) -> ast.Assign | None:
+    """`add = lambda a, b: a + b` at the reply's top level."""
+    for statement in reversed(module.body):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == capsule.name
+            and isinstance(statement.value, ast.Lambda)
+        ):
+            return statement
+    return None
+
+
+def _lambda_as_def(code: str, module: ast.Module, statement: ast.Assign) -> tuple[str, ast.Module]:
+    function = statement.value
+    assert isinstance(function, ast.Lambda)
+    name = statement.targets[0].id  # type: ignore[attr-defined]
+    body = ast.get_source_segment(code, function.body) or ast.unparse(function.body)
+    replacement = f"def {name}({ast.unparse(function.args)}):\n    return (\n        {body}\n    )\n"
+    lines = code.split("\n")
+    first, last = statement.lineno, statement.end_lineno or statement.lineno
+    code = "\n".join([*lines[: first - 1], replacement.rstrip("\n"), *lines[last:]])
+    return code, _parse_reply(code)
 
 
 def _is_bare_body(module: ast.Module) -> bool:
@@ -329,6 +359,14 @@ def _parameter_renames(capsule: Capsule, user: _FunctionNode, reply: _FunctionNo
         and mine["positional"][0] not in _names_used(reply)
     ):
         theirs["positional"] = mine["positional"][:1] + theirs["positional"]
+    receiver = theirs["positional"][:1]
+    if receiver in (["self"], ["cls"]) and len(theirs["positional"]) == len(mine["positional"]) + 1:
+        # A plain function answered as a method (`class Solution: def add(self, ...)`).
+        if receiver[0] in _names_used(reply):
+            raise SignatureMismatch(
+                f"The reply writes {name} as a method that uses {receiver[0]}; it must be a plain function."
+            )
+        theirs["positional"] = theirs["positional"][1:]
     renames: dict[str, str] = {}
     for group, expected in mine.items():
         got = theirs[group]
