@@ -1,0 +1,110 @@
+"""`pycapsule check` as a user runs it: a real process, real files, exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MODULE = '''import helpers
+
+
+def double(x):
+    """
+    >>> double(2)
+    4
+    >>> helpers.triple(1)
+    3
+    """
+    return 2 * x
+
+
+def half(x):
+    """
+    >>> half(4)
+    2
+    """
+    return x / 2
+'''
+
+HALF_LINE = MODULE.splitlines().index("    >>> half(4)") + 1
+
+
+def check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pycapsule", "check", *args], capture_output=True,
+                          text=True, timeout=120, cwd=cwd, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)
+    (tmp_path / "helpers.py").write_text("def triple(x):\n    return 3 * x\n")
+    (tmp_path / "mod.py").write_text(MODULE)
+    return tmp_path
+
+
+def test_a_passing_function_exits_0(project: Path) -> None:
+    done = check(f"{project / 'mod.py'}::double", "--backend", "bwrap")
+    assert done.returncode == 0, done.stderr
+    assert "PASS  double (2 examples)" in done.stdout
+
+
+def test_a_failing_example_exits_1_with_its_line_expected_and_got(project: Path) -> None:
+    done = check(str(project / "mod.py"), "--backend", "bwrap")
+    assert done.returncode == 1
+    assert f"{project / 'mod.py'}:{HALF_LINE}: >>> half(4)" in done.stdout
+    assert "expected:\n      2\n    got:\n      2.0" in done.stdout
+    assert "PASS  double" in done.stdout
+
+
+def test_json_output_has_the_run_result(project: Path) -> None:
+    done = check(f"{project / 'mod.py'}::half", "--backend", "bwrap", "--json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert data["backend"] == "bwrap" and data["passed"] is False
+    failure = data["functions"][0]["failures"][0]
+    assert (failure["line"], failure["expected"], failure["got"]) == (HALF_LINE, "2\n", "2.0\n")
+
+
+def test_top_level_code_runs_in_the_sandbox_not_in_the_caller(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "written-by-module"
+    (project / "writer.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    done = check(str(project / "writer.py"), "--backend", "bwrap")
+    assert not marker.exists()
+    assert done.returncode == 1
+    assert "the module raised" in done.stdout
+
+
+def test_a_syntax_error_is_reported_with_its_line(project: Path) -> None:
+    (project / "broken.py").write_text("def ok():\n    pass\n\ndef broken(:\n    pass\n")
+    done = check(str(project / "broken.py"), "--backend", "bwrap")
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"{project / 'broken.py'}:4:")
+    assert "syntax error" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["/nonexistent/mod.py"], "is not a file"),
+        (["{project}/mod.py::nope"], "no function or class named 'nope'"),
+        (["{project}/mod.py", "--backend", "podman"], "no sandbox backend named 'podman'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_sentence(project: Path, arguments: list[str], message: str) -> None:
+    done = check(*(a.format(project=project) for a in arguments))
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unsafe_subprocess_warns_on_every_run(project: Path) -> None:
+    done = check(f"{project / 'mod.py'}::double", "--backend", "unsafe-subprocess")
+    assert done.returncode == 0
+    assert "does not protect the file system" in done.stderr
