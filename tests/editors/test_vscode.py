@@ -33,6 +33,7 @@ pytestmark = pytest.mark.editor
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "vscode-client" / "out" / "test" / "driver.js"
 SCREENSHOT = ROOT / "docs" / "images" / "code-action.png"
+DRIVER_TIMEOUT = 280
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,15 @@ def _workspace(tmp_path: Path) -> Path:
 def _drive(driver: Path, tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     state = tmp_path / "editor-state"
     command = ["node", str(driver), *args, "--workspace", str(tmp_path / "workspace"), "--state", str(state)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    pipe = subprocess.PIPE
+    with subprocess.Popen(command, env=env, stdout=pipe, stderr=pipe, text=True) as running:
+        try:
+            stdout, stderr = running.communicate(timeout=DRIVER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            running.terminate()  # the driver stops code-server's process group on SIGTERM
+            stdout, stderr = running.communicate(timeout=30)
+            stderr += f"\ndriver: stopped after {DRIVER_TIMEOUT} s"
+    result = subprocess.CompletedProcess(command, running.returncode, stdout, stderr)
     logs = "".join(
         f"\n--- {log.name} (tail) ---\n" + log.read_text(errors="replace")[-4000:]
         for log in sorted(state.glob("*.log"))

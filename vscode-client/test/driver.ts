@@ -10,11 +10,11 @@
 // Everything else (model endpoint, HOME, XDG_*) comes from the environment, which code-server
 // passes on to the extension host and so to `pycapsule serve`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.PYCAPSULE_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
@@ -22,6 +22,16 @@ const CHROMIUM_FLAGS = [
   '--disable-component-update', '--disable-sync',
 ];
 const EXTENSION_DIR = resolve(__dirname, '..', '..');
+const USER_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'chat.disableAIFeatures': true,
+};
 
 interface Options {
   mode: 'extension-tests' | 'ui';
@@ -75,13 +85,15 @@ async function startCodeServer(options: Options, port: number): Promise<ChildPro
   if (!existsSync(serverMain)) {
     throw new Error(`${serverMain} does not exist: code-server is not installed there.`);
   }
-  mkdirSync(options.state, { recursive: true });
+  // A quiet workbench: no welcome page to take the focus, no gallery look-ups (there is no internet).
+  mkdirSync(join(options.state, 'user-data', 'User'), { recursive: true });
+  writeFileSync(join(options.state, 'user-data', 'User', 'settings.json'), JSON.stringify(USER_SETTINGS, null, 2));
   const log = createWriteStream(join(options.state, 'code-server.log'));
   const child = spawn(
     process.execPath,
     [
       serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
-      '--accept-server-license-terms', '--enable-smoke-test-driver',
+      '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust',
       '--user-data-dir', join(options.state, 'user-data'), '--extensions-dir', join(options.state, 'extensions'),
     ],
     // Its own process group, so that stopping it also stops the extension host and the language server.
@@ -155,34 +167,62 @@ async function runExtensionTests(page: Page, url: string, timeoutMs: number): Pr
 
 const statusBarItem = (page: Page) => page.locator('#pycapsule\\.pycapsule\\.pycapsule\\.status, [id$="pycapsule.status"]');
 
+/** Presses `key` until `shows` is visible: the workbench ignores keys until it has settled. */
+async function pressUntilVisible(page: Page, key: string, shows: Locator, tries = 15): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press(key);
+    try {
+      await shows.waitFor({ state: 'visible', timeout: 2_000 });
+      return;
+    } catch (error) {
+      if (attempt >= tries) {
+        throw error;
+      }
+    }
+  }
+}
+
+let currentStep = 'starting';
+/** Names the step for the failure message; with PYCAPSULE_DRIVER_SHOTS set, screenshots each step too. */
+async function step(page: Page, options: Options, name: string): Promise<void> {
+  currentStep = name;
+  if (process.env.PYCAPSULE_DRIVER_SHOTS) {
+    await page.screenshot({ path: join(options.state, `step-${name.replace(/\W+/g, '-')}.png`) });
+  }
+}
+
 async function runUi(page: Page, url: string, options: Options): Promise<number> {
   if (!options.file || !options.line || !options.screenshot) {
     throw new Error('ui needs --file, --line and --screenshot');
   }
   await page.goto(url);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 60_000 });
   const keyboard = page.keyboard;
-  await page.locator('.monaco-workbench').click({ position: { x: 400, y: 5 } }).catch(() => undefined);
+  const quickInput = page.locator('.quick-input-widget input');
 
-  await keyboard.press('Control+P');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await step(page, options, 'open the file with Ctrl+P');
+  await pressUntilVisible(page, 'Control+P', quickInput);
   await keyboard.type(options.file);
-  await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
+  await step(page, options, 'pick the file');
+  // The list first shows recently opened editors; wait until the search has put the file on top.
+  await page.locator('.quick-input-list .monaco-list-row').first().filter({ hasText: options.file }).waitFor();
   await keyboard.press('Enter');
   await page.locator('.monaco-editor .view-lines').first().waitFor();
 
+  await step(page, options, 'wait for the language server');
   await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: 90_000 });
 
-  await keyboard.press('Control+G');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await step(page, options, 'go to the line with Ctrl+G');
+  await pressUntilVisible(page, 'Control+G', quickInput);
   await keyboard.type(options.line);
   await keyboard.press('Enter');
 
-  await keyboard.press('Control+.');
+  await step(page, options, 'open the code actions with Ctrl+.');
   const menu = page.locator('.action-widget');
-  await menu.getByText('Generate & self-debug').waitFor({ timeout: 30_000 });
+  await pressUntilVisible(page, 'Control+.', menu.getByText('Generate & self-debug'));
   await page.screenshot({ path: options.screenshot });
 
+  await step(page, options, 'choose the action');
   // Move the selection to our row with the keyboard (other extensions may add rows above it).
   const rows = menu.locator('.monaco-list-row.action');
   const titles = await rows.allInnerTexts();
@@ -193,11 +233,18 @@ async function runUi(page: Page, url: string, options: Options): Promise<number>
   for (let i = 0; i < index; i++) {
     await keyboard.press('ArrowDown');
   }
+  const textBefore = await page.locator('.monaco-editor .view-lines').first().textContent();
   await keyboard.press('Enter');
 
-  await statusBarItem(page).filter({ hasText: '· generating' }).waitFor({ timeout: 30_000 });
+  await step(page, options, 'wait for the edit');
+  // The run may be over before a poll would see "generating": wait for the text to change instead.
+  await page.waitForFunction(
+    (before) => document.querySelector('.monaco-editor .view-lines')?.textContent !== before,
+    textBefore,
+    { timeout: options.timeoutMs, polling: 200 },
+  );
   await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: options.timeoutMs });
-  await page.locator('.tab.active.dirty').waitFor({ timeout: 30_000 });
+  await step(page, options, 'save with Ctrl+S');
   await keyboard.press('Control+S');
   await page.locator('.tab.active.dirty').waitFor({ state: 'detached', timeout: 30_000 });
   return 0;
@@ -207,6 +254,10 @@ async function main(): Promise<number> {
   const options = parseOptions();
   const port = await freePort();
   const server = await startCodeServer(options, port);
+  // Stopped from outside (a test's timeout, Ctrl+C): take code-server's process group along.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stopGroup(server).finally(() => process.exit(130)));
+  }
   let browser: Browser | undefined;
   let page: Page | undefined;
   try {
@@ -230,7 +281,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`driver: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`driver: at "${currentStep}": ${error instanceof Error ? error.message : String(error)}`);
     process.exit(2);
   },
 );
