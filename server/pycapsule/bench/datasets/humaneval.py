@@ -81,7 +81,7 @@ def read_humaneval(path: Path) -> list[BenchTask]:
 
 def read_humaneval_et(path: Path) -> list[BenchTask]:
     return [
-        _task("humaneval-et", row, path, "\n".join(field(row, "test_case_list", path)) + "\n")
+        _task("humaneval-et", row, path, "\n".join(field(row, "test_case_list", path)) + "\n", timeout=60.0)
         for row in records(path)
     ]
 

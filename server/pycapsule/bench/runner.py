@@ -1,0 +1,157 @@
+"""Running a benchmark: tasks in a bounded thread pool, each generated, scored and appended as it finishes.
+
+Resuming is free: tasks already in the results file (same configuration) are skipped. A task
+whose prompt was already answered under the same generation settings in another run in the same
+folder (HumanEval, -ET and + share their prompts) reuses that generation and is only re-scored.
+A model failure (endpoint down) is not a task failure: such tasks are not recorded, so a later
+resume retries them, and several in a row stop the run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pycapsule.bench.attempts import fold_events
+from pycapsule.bench.records import RecordWriter, RunFiles, TaskRecord, read_manifest, read_records
+from pycapsule.bench.scorer import missing_libraries, score
+from pycapsule.bench.tasks import BenchTask
+from pycapsule.capsule import CapsuleError, capsule_by_qualname
+from pycapsule.loop import Event
+from pycapsule.sandbox.api import Sandbox
+
+Generate = Callable[..., Iterator[Event]]
+"""`generate(capsule, cancel=threading.Event())`: the engine's self-debugging loop."""
+Progress = Callable[[TaskRecord], None]
+
+MODEL_FAILURES_IN_A_ROW = 3
+
+
+def default_workers() -> int:
+    """Tasks at once: the cores (a local model serializes requests anyway; the sandbox overlaps)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class ModelUnavailable(RuntimeError):
+    """The model failed several tasks in a row; the message is the model's last error."""
+
+
+@dataclass
+class RunState:
+    """What one invocation did: for the summary line and the exit code."""
+
+    ran: int = 0
+    skipped: int = 0
+    reused: int = 0
+    model_errors: list[str] = field(default_factory=list)
+
+
+def reusable_generations(out: Path, generation_hash: str, own: Path) -> dict[str, tuple[TaskRecord, str]]:
+    """Generations (by prompt key) from other runs in `out` made with the same generation settings."""
+    found: dict[str, tuple[TaskRecord, str]] = {}
+    for manifest_path in sorted(out.glob("*.json")):
+        results = manifest_path.with_suffix(".jsonl")
+        manifest = read_manifest(manifest_path)
+        if results == own or manifest is None or manifest.get("generation_hash") != generation_hash:
+            continue
+        for record in read_records(results).values():
+            if record.reused_from is None and record.outcome not in ("", "skipped"):
+                found.setdefault(record.prompt_key, (record, results.name))
+    return found
+
+
+class BenchRunner:
+    def __init__(self, tasks: list[BenchTask], files: RunFiles, sandbox: Sandbox, generate: Generate,
+                 *, workers: int, reuse: dict[str, tuple[TaskRecord, str]] | None = None) -> None:
+        self.tasks, self.files, self.sandbox, self.generate = tasks, files, sandbox, generate
+        self.workers = max(1, workers)
+        self.reuse = reuse or {}
+        self.cancel = threading.Event()
+        self.state = RunState()
+        self._failures_in_a_row = 0
+        self._lock = threading.Lock()
+
+    def pending(self) -> list[BenchTask]:
+        done = read_records(self.files.results)
+        return [task for task in self.tasks if task.task_id not in done]
+
+    def run(self, on_record: Progress | None = None) -> RunState:
+        """Run every pending task; raises ModelUnavailable when the model keeps failing (records kept)."""
+        pending = self.pending()
+        self.state.skipped = len(self.tasks) - len(pending)
+        missing = missing_libraries(self.sandbox, {lib for task in pending for lib in task.libs})
+        writer = RecordWriter(self.files.results)
+        queue = iter(pending)
+        running: dict[Future[TaskRecord | None], BenchTask] = {}
+        try:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="bench") as pool:
+                while True:
+                    while len(running) < self.workers and not self.cancel.is_set():
+                        task = next(queue, None)
+                        if task is None:
+                            break
+                        running[pool.submit(self._one, task, missing)] = task
+                    if not running:
+                        break
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        running.pop(future)
+                        record = future.result()
+                        if record is not None:
+                            writer.write(record)
+                            self.state.ran += 1
+                            if on_record is not None:
+                                on_record(record)
+        except BaseException:
+            self.cancel.set()
+            raise
+        finally:
+            writer.close()
+        if self._failures_in_a_row >= MODEL_FAILURES_IN_A_ROW:
+            raise ModelUnavailable(self.state.model_errors[-1])
+        return self.state
+
+    def _one(self, task: BenchTask, missing: set[str]) -> TaskRecord | None:
+        if self.cancel.is_set():
+            return None
+        needs = sorted(set(task.libs) & missing)
+        if needs:
+            return TaskRecord(task.task_id, task.prompt_key, "unscorable", outcome="skipped",
+                              detail=f"needs {', '.join(needs)}, not installed where the sandbox runs")
+        if task.prompt_key in self.reuse:
+            earlier, source = self.reuse[task.prompt_key]
+            record = replace(earlier, task_id=task.task_id, reused_from=source)
+            self.state.reused += 1
+        else:
+            record = self._generate(task)
+            if record is None:
+                return None
+        verdict = score(self.sandbox, task, record.final_code)
+        record.status, record.detail = verdict.status, verdict.detail
+        record.score_seconds = round(verdict.seconds, 3)
+        return record
+
+    def _generate(self, task: BenchTask) -> TaskRecord | None:
+        try:
+            capsule = capsule_by_qualname(task.prompt, task.entry_point)
+        except CapsuleError as error:
+            return TaskRecord(task.task_id, task.prompt_key, "unscorable", outcome="skipped",
+                              detail=f"the prompt cannot be read: {error}")
+        record = fold_events(task, capsule, self.generate(capsule, cancel=self.cancel))
+        if record.outcome == "cancelled":
+            return None
+        with self._lock:
+            if record.outcome == "error":
+                # the model, not the code, failed: leave the task for a later resume
+                self.state.model_errors.append(f"{task.task_id}: {record.outcome_message}")
+                self._failures_in_a_row += 1
+                if self._failures_in_a_row >= MODEL_FAILURES_IN_A_ROW:
+                    self.cancel.set()
+                return None
+            self._failures_in_a_row = 0
+        return record
+

@@ -1,0 +1,178 @@
+"""`pycapsule bench DATASET`: a benchmark run, direct or self-debugging, resumable, with a report.
+
+Usage errors and failures end in one sentence on stderr and a non-zero exit; results already
+written are never lost (each task is appended as it finishes, and the report is rebuilt from them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pycapsule.bench.datasets import load_tasks
+from pycapsule.bench.datasets.files import sha256
+from pycapsule.bench.identity import (
+    embedded_size,
+    generation_settings,
+    git_commit,
+    model_identity,
+    now,
+    version,
+)
+from pycapsule.bench.progress import progress_reporter
+from pycapsule.bench.records import RunFiles, config_hash, read_manifest, read_records, write_manifest
+from pycapsule.bench.report import write_report
+from pycapsule.bench.runner import BenchRunner, ModelUnavailable, default_workers, reusable_generations
+from pycapsule.bench.summary import summarize
+from pycapsule.bench.tasks import DatasetError
+from pycapsule.config import load_settings
+from pycapsule.models.errors import ModelError as EmbeddedModelError
+from pycapsule.programmer import ModelError
+from pycapsule.sandbox.api import SandboxUnavailable
+
+DEFAULT_OUT = "bench-results"
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"pycapsule bench: {message}", file=sys.stderr)
+    return code
+
+
+def _check_numbers(args: argparse.Namespace) -> str | None:
+    for name in ("max_attempts", "limit", "workers"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            return f"--{name.replace('_', '-')} must be at least 1, not {value}"
+    return None
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    overrides: dict[str, Any] = {
+        "sandbox": args.backend,
+        "max_attempts": 1 if args.mode == "direct" else args.max_attempts,
+    }
+    loaded = load_settings(Path.cwd(), overrides)
+    size = embedded_size(args.model)
+    if loaded.settings.uses_embedded_model and size is not None:
+        overrides["embedded_model_size"] = size
+    elif args.model is not None:
+        overrides["model"] = args.model
+    loaded = load_settings(Path.cwd(), overrides)
+    for warning in loaded.warnings:
+        print(f"pycapsule bench: {warning}", file=sys.stderr)
+    return loaded.settings
+
+
+def run(args: argparse.Namespace) -> int:
+    if (problem := _check_numbers(args)) is not None:
+        return _fail(problem)
+    try:
+        data_file, tasks = load_tasks(args.dataset, args.data)
+        settings = _settings(args)
+        model = model_identity(settings)
+    except (DatasetError, EmbeddedModelError) as error:
+        return _fail(str(error))
+    if args.limit:
+        tasks = tasks[: args.limit]
+    generation = {"mode": args.mode, "model": model, **generation_settings(settings)}
+    config = {"dataset": args.dataset, "data_sha256": sha256(data_file), "generation": generation}
+    out = Path(args.out or DEFAULT_OUT)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return _fail(f"cannot create the results folder {out}: {error.strerror or error}")
+    files = RunFiles.of(out, args.dataset, args.mode, config)
+    manifest = read_manifest(files.manifest) or {"started": now(), "wall_seconds": 0.0}
+    manifest.update(
+        {
+            "config": config,
+            "generation_hash": config_hash(generation),
+            "command": "pycapsule " + shlex.join(sys.argv[1:])
+            if sys.argv[1:2] == ["bench"]
+            else "pycapsule bench",
+            "model_label": model["name"],
+            "model_sha256": model.get("sha256"),
+            "data_file": str(data_file),
+            "total_tasks": len(tasks),
+            "pycapsule": version(),
+            "commit": git_commit(),
+        }
+    )
+    write_manifest(files.manifest, manifest)
+    return _run(args, settings, tasks, files, manifest, out)
+
+
+def _run(
+    args: argparse.Namespace, settings: Any, tasks: list, files: RunFiles, manifest: dict[str, Any], out: Path
+) -> int:
+    from pycapsule.engine import Engine
+    from pycapsule.history import History
+
+    began = time.monotonic()
+    code = 0
+    sandbox_name = manifest.get("sandbox")
+    with (
+        tempfile.TemporaryDirectory(prefix="pycapsule-bench-") as scratch,
+        Engine(settings, history=History(Path(scratch) / "history.sqlite3")) as engine,
+    ):
+        try:
+            sandbox = engine.sandbox()
+            sandbox_name = sandbox.name
+            runner = BenchRunner(
+                tasks,
+                files,
+                sandbox,
+                engine.generate,
+                workers=args.workers or default_workers(),
+                reuse=reusable_generations(out, manifest["generation_hash"], files.results),
+            )
+            pending = runner.pending()
+            if pending:
+                print(
+                    f"pycapsule bench: {args.dataset} {args.mode}, "
+                    f"{len(pending)} of {len(tasks)} tasks to run with {manifest['model_label']} "
+                    f"-> {files.results}",
+                    file=sys.stderr,
+                )
+                if any(task.prompt_key not in runner.reuse for task in pending):
+                    engine.programmer()  # start the model once, before the workers race to
+            with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
+                runner.run(on_record)
+        except SandboxUnavailable as error:
+            code = _fail(f"no sandbox to run code in: {error}")
+        except (ModelError, EmbeddedModelError) as error:
+            code = _fail(str(error), 1)
+        except ModelUnavailable as error:
+            code = _fail(
+                f"stopped: the model failed several tasks in a row (last: {error}); "
+                "finished tasks are kept, rerun the same command to resume",
+                1,
+            )
+        except KeyboardInterrupt:
+            print(
+                "pycapsule bench: interrupted; finished tasks are kept, rerun the same command to resume",
+                file=sys.stderr,
+            )
+            code = 130
+        finally:
+            manifest["wall_seconds"] = round(
+                float(manifest.get("wall_seconds", 0.0)) + time.monotonic() - began, 1
+            )
+            manifest["updated"] = now()
+            manifest["sandbox"] = sandbox_name
+            write_manifest(files.manifest, manifest)
+    report = write_report(out)
+    summary = summarize(manifest, read_records(files.results))
+    print(
+        f"{summary.dataset} {summary.mode}: pass@1 {summary.pass_at_1:.1f}% "
+        f"({summary.passed}/{summary.scored}"
+        f"{', ' + str(summary.unscorable) + ' unscorable' if summary.unscorable else ''}), "
+        f"{summary.done}/{summary.total_tasks} tasks done, {summary.mean_model_calls:.2f} model calls/task; "
+        f"report: {report}"
+    )
+    return code
