@@ -27,7 +27,7 @@ async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor,
     text = hover.contents.value
     assert "`add`" in text and "fake-coder" in text
     assert text.index("**passed**") < text.index("**failed**"), "newest first"
-    assert "doctest failed" in text and "expected" in text
+    assert "`Failed example: add(1, 2)`" in text, "the first line of the condensed error"
     assert "tokens" in text and " s" in text
     assert hover.range == types.Range(
         start=types.Position(line=DEF_LINE, character=4), end=types.Position(line=DEF_LINE, character=7)
