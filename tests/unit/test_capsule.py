@@ -201,3 +201,18 @@ def test_undecodable_file_is_one_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"def f():\n    return '\xff'\n")
     with pytest.raises(CapsuleError, match="cannot be decoded"):
         read_source_file(path)
+
+
+def test_examples_keep_their_lines_when_the_literal_has_escaped_newlines() -> None:
+    source = 'def f():\n    """One.\\nTwo.\n\n    >>> f()\n    1\n    """\n'
+    (example,) = capsule_by_qualname(source, "f").examples
+    assert source.splitlines()[example.line - 1].strip() == ">>> f()"
+
+
+def test_functions_under_module_level_blocks_keep_their_scope_name() -> None:
+    source = (
+        "import sys\nif sys.version_info >= (3, 11):\n    def f():\n        pass\n"
+        "else:\n    def g():\n        pass\n"
+    )
+    assert [c.qualname for c in read_capsules(source)] == ["f", "g"]
+    assert capsule_by_qualname(source, "g").top_level_start == source.index("if sys")
