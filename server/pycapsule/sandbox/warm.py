@@ -29,10 +29,15 @@ from pycapsule.sandbox.wire import BadReply, run_result
 # Host-side slack over the job's own timeout: the worker needs a moment to kill and clean up.
 DEADLINE_GRACE = 2.0
 MAX_WORKERS = 4
+IDLE_TIMEOUT = 30.0
 
 
 class WorkerStartFailed(Exception):
     """The worker did not come up; the message says what it printed."""
+
+
+class WorkerRetired(Exception):
+    """The worker could not clean up after its last job (or died between jobs): use a new one."""
 
 
 def job_message(job: Job) -> dict[str, Any]:
@@ -81,8 +86,24 @@ class WarmWorker:
             raise WorkerStartFailed("the worker answered something other than 'ready'")
         self.python = str(ready.get("python", "?"))
         self.alive = True
+        self.pending_idle = False
+
+    def wait_until_idle(self) -> None:
+        """The worker cleans up and forks the next job process after replying; wait for it to say so."""
+        if not self.pending_idle:
+            return
+        try:
+            message = self.channel.receive(time.monotonic() + IDLE_TIMEOUT, 1 << 16)
+        except (WorkerGone, WorkerTimeout, WorkerGarbage) as error:
+            self.kill()
+            raise WorkerRetired(str(error)) from error
+        if message.get("op") != "idle":
+            self.kill()
+            raise WorkerRetired(str(message.get("detail", "retired")))
+        self.pending_idle = False
 
     def run(self, job: Job, warnings: tuple[str, ...]) -> RunResult:
+        self.wait_until_idle()
         started = time.monotonic()
         deadline = started + job.timeout + DEADLINE_GRACE
         max_reply = 8 * job.output_limit + (32 << 20)
@@ -104,9 +125,7 @@ class WarmWorker:
             self.kill()
             return self._failure("crashed", started, warnings,
                                  f"the sandbox worker answered garbage ({error}); it was replaced")
-        if reply.get("poisoned"):
-            # Something of the job survived the clean-up: never run another job next to it.
-            self.kill()
+        self.pending_idle = True
         return result
 
     @staticmethod
@@ -200,7 +219,10 @@ class WarmSandbox(ABC):
                 worker = self._worker(root)
                 with worker.lock:
                     if worker.alive:  # else it died while we waited for the lock: take its successor
-                        return worker.run(job, warnings)
+                        try:
+                            return worker.run(job, warnings)
+                        except WorkerRetired:
+                            continue
             raise WorkerStartFailed("the worker kept dying before the job could start")
         except WorkerStartFailed as error:
             return RunResult(status="crashed", duration=time.monotonic() - started, warnings=warnings,

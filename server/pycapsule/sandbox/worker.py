@@ -17,6 +17,7 @@ import ast
 import builtins
 import contextlib
 import doctest
+import fcntl
 import gc
 import json
 import linecache
@@ -39,6 +40,7 @@ MESSAGE_CAP = 2 * 1024
 FAILURES_CAP = 50
 TRACEBACK_FRAMES_CAP = 20
 REPORT_FD = 3
+JOB_FD = 4
 
 FORWARDED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH")
 PR_SET_DUMPABLE = 4
@@ -99,7 +101,7 @@ def configure(init):
     prctl(PR_SET_DUMPABLE, 0)
     # Orphans of a job (setsid daemons) are re-parented here, where they are killed and reaped.
     prctl(PR_SET_CHILD_SUBREAPER, 1)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     # Docker's init forwards the signals a job sends to PID 1 on to the worker: ignore those.
     for name in FORWARDED_SIGNALS:
         signal.signal(getattr(signal, name), signal.SIG_IGN)
@@ -177,8 +179,9 @@ class NoDebugger:
 class RecordingRunner(doctest.DocTestRunner):
     """Collects structured failures instead of printing doctest's text report."""
 
-    def __init__(self, path, lines):
+    def __init__(self, path, lines, report):
         super().__init__(verbose=False, optionflags=0)
+        self.report = report
         self.path = path
         self.lines = lines
         self.recorded = []
@@ -188,7 +191,7 @@ class RecordingRunner(doctest.DocTestRunner):
         return test.lineno + example.lineno + 1
 
     def report_start(self, out, test, example):
-        send_report({"progress": {"qualname": test.name, "line": self.example_line(test, example),
+        self.report({"progress": {"qualname": test.name, "line": self.example_line(test, example),
                                   "source": clip(example.source.rstrip("\n"), 200)}})
 
     def report_success(self, out, test, example, got):
@@ -245,7 +248,7 @@ def docstring_node(node):
     return None
 
 
-def run_doctests(targets, tree, module, path, lines):
+def run_doctests(targets, tree, module, path, lines, report):
     index = docstring_index(tree, every=targets is None)
     names = list(index) if targets is None else list(targets)
     parser = doctest.DocTestParser()
@@ -273,7 +276,7 @@ def run_doctests(targets, tree, module, path, lines):
             continue
         if not test.examples and targets is None:
             continue
-        runner = RecordingRunner(path, lines)
+        runner = RecordingRunner(path, lines, report)
         outcome = runner.run(test, out=lambda text: None, clear_globs=True)
         saw_memory_error = saw_memory_error or runner.saw_memory_error
         reports.append({"qualname": qualname, "attempted": outcome.attempted, "failed": outcome.failed,
@@ -281,7 +284,7 @@ def run_doctests(targets, tree, module, path, lines):
     return reports, saw_memory_error
 
 
-def run_job_in_child(job, path):
+def run_job_in_child(job, path, report=send_report):
     source = job["source"]
     lines = source.splitlines()
     with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
@@ -302,22 +305,22 @@ def run_job_in_child(job, path):
                 "memory": isinstance(exc, MemoryError)}
     targets = job.get("doctest_targets")
     functions, memory = run_doctests(None if targets is None else tuple(targets),
-                                     ast.parse(source, path), module, path, lines)
+                                     ast.parse(source, path), module, path, lines, report)
     return {"module_error": None, "functions": functions, "memory": memory}
 
 
-def set_limits(config, timeout):
-    def limit(kind, value):
-        try:
-            _soft, hard = resource.getrlimit(kind)
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            resource.setrlimit(kind, (value, value))
-        except (ValueError, OSError):
-            pass
+def limit(kind, value):
+    try:
+        _soft, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(kind, (value, value))
+    except (ValueError, OSError):
+        pass
 
+
+def set_limits(config):
     limit(resource.RLIMIT_AS, config.memory)
-    limit(resource.RLIMIT_CPU, int(timeout) + 2)
     limit(resource.RLIMIT_FSIZE, config.file_size)
     limit(resource.RLIMIT_NOFILE, config.open_files)
     limit(resource.RLIMIT_CORE, 0)
@@ -326,21 +329,51 @@ def set_limits(config, timeout):
         limit(resource.RLIMIT_NPROC, int(config.processes))
 
 
+def set_cpu_limit(timeout):
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    limit(resource.RLIMIT_CPU, int(used.ru_utime + used.ru_stime + timeout) + 2)
+
+
 def line_buffered_text(fd):
     return open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
 
 
-def child_main(job, config, job_dir, out_w, err_w, report_w):
-    """Runs in the forked child; never returns."""
+def prewarm(job_dir):
+    """Run a throw-away job so this fresh fork copies the pages a job touches before the real job
+    arrives (off the critical path), then forget it."""
+    main_module = sys.modules.get("__main__")
+    path = os.path.join(job_dir, "warm_up.py")
+    try:
+        run_job_in_child({"source": WARM_UP_SOURCE, "module_name": "__main__", "doctest_targets": None},
+                         path, report=lambda message: None)
+    finally:
+        sys.modules["__main__"] = main_module
+        linecache.clearcache()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def read_job(fd):
+    chunks = []
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    return json.loads(b"".join(chunks).decode("utf-8")) if chunks else None
+
+
+def child_main(config, job_dir, job_r, out_w, err_w, report_w):
+    """Runs in the pre-forked child: prepare, wait for the job, run it, report; never returns."""
     code = 70
     try:
         os.setsid()
         devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(report_w, REPORT_FD)
-        os.closerange(REPORT_FD + 1, 65536)  # the protocol fds and everything else the worker holds
+        # Lift every fd we keep above the target numbers first, so no dup2 clobbers another.
+        lifted = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (devnull, out_w, err_w, report_w, job_r)]
+        for target, fd in zip((0, 1, 2, REPORT_FD, JOB_FD), lifted, strict=True):
+            os.dup2(fd, target)
+        os.closerange(JOB_FD + 1, 65536)  # the protocol fds and everything else the worker holds
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         for name in FORWARDED_SIGNALS:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -351,7 +384,13 @@ def child_main(job, config, job_dir, out_w, err_w, report_w):
         sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stdout = line_buffered_text(1)
         sys.stderr = line_buffered_text(2)
-        set_limits(config, job["timeout"])
+        set_limits(config)
+        prewarm(job_dir)
+        job = read_job(JOB_FD)
+        if job is None:  # the worker is shutting down
+            os._exit(0)
+        os.close(JOB_FD)
+        set_cpu_limit(job["timeout"])
         name = os.path.basename(job.get("filename") or "capsule.py") or "capsule.py"
         result = run_job_in_child(job, os.path.join(job_dir, name))
         for stream in (sys.stdout, sys.stderr):
@@ -471,21 +510,21 @@ def remove(target):
 
 
 def restore_directories(directories, baseline):
-    """Delete whatever the job added below the writable directories; True when all of it is gone."""
+    """Delete whatever the job added below the writable directories; True when all of it is gone.
+    Only directories that were there at the start are searched: anything new goes as a whole."""
     clean = True
-    for top in directories:
-        for root, dirs, files in os.walk(top):
-            for name in list(dirs) + files:
-                target = os.path.join(root, name)
-                if target in baseline:
-                    continue
-                if name in dirs:
-                    dirs.remove(name)
-                if os.path.ismount(target):
-                    clean = False
-                    continue
-                clean = remove(target) and clean
-            dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(root, d))]
+    todo = list(directories)
+    while todo:
+        directory = todo.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.path not in baseline:
+                clean = (not os.path.ismount(entry.path) and remove(entry.path)) and clean
+            elif entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+                todo.append(entry.path)
     return clean
 
 
@@ -597,48 +636,77 @@ def drain(captures, seconds=0.05):
             pass
 
 
-def run_job(job, config):
-    job_dir = os.path.join(config.work_root, "job")
-    os.makedirs(job_dir, mode=0o700, exist_ok=True)
-    limit = int(job["output_limit"])
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    report_r, report_w = os.pipe()
+class Child:
+    """A pre-forked job process: its pid, the pipe it reads its job from, and its output pipes."""
+
+    def __init__(self, config):
+        self.job_dir = os.path.join(config.work_root, "job")
+        os.makedirs(self.job_dir, mode=0o700, exist_ok=True)
+        job_r, self.job_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        self.report_r, report_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            child_main(config, self.job_dir, job_r, out_w, err_w, report_w)
+        for fd in (job_r, out_w, err_w, report_w):
+            os.close(fd)
+
+    def start(self, job):
+        """Hand the job over; False when the child died while it waited."""
+        try:
+            data = json.dumps(job, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.job_w, view):]
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(self.job_w)
+
+    def close(self):
+        for fd in (self.out_r, self.err_r, self.report_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def run_job(job, config, child):
+    """Run the job in the waiting child; the reply, or None when the child was already dead."""
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        child_main(job, config, job_dir, out_w, err_w, report_w)
-    for fd in (out_w, err_w, report_w):
-        os.close(fd)
-    stdout, stderr, report = Capture(out_r, limit), Capture(err_r, limit), Report(report_r)
+    if not child.start(job):
+        child.close()
+        return None
+    limit = int(job["output_limit"])
+    stdout, stderr, report = Capture(child.out_r, limit), Capture(child.err_r, limit), Report(child.report_r)
     captures = [stdout, stderr, report]
-    status = wait_for_child(pid, captures, started + float(job["timeout"]))
+    status = wait_for_child(child.pid, captures, started + float(job["timeout"]))
     timed_out = status is None
     if timed_out:
         with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
+            os.killpg(child.pid, signal.SIGKILL)
         try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            os.kill(child.pid, signal.SIGKILL)
+            os.waitpid(child.pid, 0)
         except OSError:
             pass
     drain(captures)
-    clean = kill_strays(config)
-    for capture in captures:
-        os.close(capture.fd)
-    clean = restore_directories(config.clean_dirs, config.baseline) and clean
+    child.close()
+    return build_reply(job, config, status, stdout, stderr, report)
+
+
+def build_reply(job, config, status, stdout, stderr, report):
     result, progress, internal = report.messages()
     reply = {
         "op": "result",
         "stdout": stdout.text(),
         "stderr": stderr.text(),
         "truncated": bool(stdout.dropped or stderr.dropped),
-        "poisoned": not clean,
         "functions": [],
         "module_error": None,
         "detail": "",
     }
-    if timed_out:
+    if status is None:
         reply["status"] = "timeout"
         reply["detail"] = (
             f"killed after {job['timeout']} s wall-clock limit{describe_progress(progress)}"
@@ -677,6 +745,12 @@ def run_job(job, config):
     return reply
 
 
+def clean_up(config):
+    """After a job: nothing of it may survive. True when that holds."""
+    clean = kill_strays(config)
+    return restore_directories(config.clean_dirs, config.baseline) and clean
+
+
 WARM_UP_SOURCE = '''
 def warm_up(x):
     """
@@ -692,19 +766,10 @@ def warm_up(x):
 def warm_up(config):
     """Run one job in-process so lazy imports and caches are paid once, then freeze the heap so forked
     children share it instead of copying it."""
-    global send_report
-    saved = send_report, sys.modules.get("__main__")
-    send_report = lambda message: None  # noqa: E731
     job_dir = os.path.join(config.work_root, "warm-up")
     os.makedirs(job_dir, exist_ok=True)
-    try:
-        run_job_in_child({"source": WARM_UP_SOURCE, "module_name": "__main__", "doctest_targets": None},
-                         os.path.join(job_dir, "warm_up.py"))
-    finally:
-        send_report = saved[0]
-        sys.modules["__main__"] = saved[1]
-        remove(job_dir)
-        linecache.clearcache()
+    prewarm(job_dir)
+    remove(job_dir)
     gc.collect()
     gc.freeze()
 
@@ -724,17 +789,28 @@ def main():
     warm_up(config)
     write_frame(protocol_out, {"op": "ready", "python": sys.version.split()[0], "pid": os.getpid(),
                                "uid": os.getuid()})
+    child = Child(config)
     while True:
         message = read_frame(protocol_in)
         if message is None:
             return 0
-        if message.get("op") == "job":
-            reply = run_job(message, config)
-        elif message.get("op") == "ping":
-            reply = {"op": "pong"}
-        else:
-            reply = {"op": "error", "detail": "unknown op"}
+        if message.get("op") != "job":
+            write_frame(protocol_out, {"op": "error", "detail": "unknown op"})
+            continue
+        reply = run_job(message, config, child)
+        if reply is None:  # the waiting child had died: one more, fresh
+            clean_up(config)
+            child = Child(config)
+            reply = run_job(message, config, child) or {
+                "op": "result", "status": "crashed", "detail": "the job process died before its job"}
         write_frame(protocol_out, reply)
+        # Cleaning up and forking the next child happen after the reply, off the caller's critical path;
+        # the host waits for "idle" before it sends the next job.
+        if not clean_up(config):
+            write_frame(protocol_out, {"op": "retired", "detail": "something of the last job survived"})
+            return 3
+        child = Child(config)
+        write_frame(protocol_out, {"op": "idle"})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,98 @@
+"""`pycapsule sandbox bench`: per-job latency of a trivial doctest, cold (a new sandbox per job, i.e. one
+container run per job for Docker) and warm (the pre-forked worker), per backend, all in one process."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+from pycapsule.sandbox.api import Job, RunResult, SandboxUnavailable
+from pycapsule.sandbox.select import open_sandbox
+
+TRIVIAL = '''
+def one():
+    """
+    >>> one()
+    1
+    """
+    return 1
+'''
+WARM_TARGET_MS = 10.0
+RATIO_TARGET = 20.0
+COLD_JOBS_MAX = 20
+
+
+class BenchFailure(Exception):
+    pass
+
+
+def job() -> Job:
+    return Job(source=TRIVIAL, doctest_targets=("one",), timeout=30)
+
+
+def check_passed(name: str, result: RunResult) -> None:
+    if not result.passed:
+        raise BenchFailure(f"{name}: the trivial doctest did not pass ({result.status}: {result.detail})")
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def timed(count: int, once: Callable[[], None]) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        once()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def warm_samples(name: str, count: int) -> list[float]:
+    sandbox = open_sandbox(name)
+    try:
+        def once() -> None:
+            check_passed(name, sandbox.run(job()))
+
+        once()  # the first job after start pays for page faults the others do not
+        return timed(count, once)
+    finally:
+        sandbox.close()
+
+
+def cold_samples(name: str, count: int) -> list[float]:
+    def once() -> None:
+        sandbox = open_sandbox(name)
+        try:
+            result = sandbox.run(job())
+        finally:
+            sandbox.close()
+        check_passed(name, result)
+
+    return timed(count, once)
+
+
+def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = print) -> int:
+    cold_jobs = max(3, min(jobs, COLD_JOBS_MAX))
+    say(f"trivial doctest per job; warm: {jobs} jobs on one pre-forked worker; "
+        f"cold: {cold_jobs} jobs, a new sandbox each (started, used once, removed)")
+    say(f"{'backend':18} {'mode':5} {'jobs':>5} {'median ms':>10} {'p90 ms':>9}")
+    measured = 0
+    for name in backends:
+        try:
+            warm = warm_samples(name, jobs)
+            cold = cold_samples(name, cold_jobs)
+        except (SandboxUnavailable, BenchFailure) as error:
+            say(f"{name:18} skipped: {error}")
+            continue
+        measured += 1
+        for mode, samples in (("warm", warm), ("cold", cold)):
+            say(f"{name:18} {mode:5} {len(samples):>5} {statistics.median(samples):>10.2f} "
+                f"{percentile(samples, 0.9):>9.2f}")
+        warm_median, ratio = statistics.median(warm), statistics.median(cold) / statistics.median(warm)
+        verdict = "meets" if warm_median <= WARM_TARGET_MS and ratio >= RATIO_TARGET else "misses"
+        say(f"{name:18} cold/warm median ratio {ratio:.1f}x; {verdict} the target "
+            f"(warm median <= {WARM_TARGET_MS:.0f} ms and >= {RATIO_TARGET:.0f}x faster than cold)")
+    return 0 if measured else 1
