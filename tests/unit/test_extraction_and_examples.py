@@ -72,3 +72,9 @@ def test_inputs_made_only_for_examples_go_with_them() -> None:
 
 def test_unparsable_code_is_returned_unchanged_for_the_splice_to_report() -> None:
     assert strip_example_calls("def target(:\n", "target") == "def target(:\n"
+
+
+def test_a_huge_reply_of_near_code_ends_in_a_reason() -> None:
+    reply = "\n".join(f"def broken_{n}(:\nimport" for n in range(3000))
+    with pytest.raises(NoCodeError, match="no Python code"):
+        extract_code(reply, "target")

@@ -17,6 +17,8 @@ from pycapsule.debugging.source_text import dedent_code, normalize_newlines
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON_LABELS = {"", "python", "python3", "py", "py3", "pycon", "ipython", "sage"}
 _THINK_TAGS = ("think", "thinking", "reasoning")
+_MAX_PARSE_ATTEMPTS = 400
+"""Line runs tried as code in an unfenced reply before giving up."""
 
 
 class NoCodeError(UnusableReply):
@@ -181,10 +183,14 @@ def _from_prose(text: str, target_name: str) -> str | None:
     ]
     best: str | None = None
     covered = -1
+    attempts = 0
     for start in starts:
         if start < covered:
             continue
         for end in reversed([end for end in ends if end > start]):
+            attempts += 1
+            if attempts > _MAX_PARSE_ATTEMPTS:
+                return best  # A huge reply of near-code: stop rather than parse for minutes.
             chunk = "\n".join(lines[start:end]) + "\n"
             module = _parses(dedent_code(chunk))
             if module is None or not _has_function(module):

@@ -181,7 +181,10 @@ def _header_node(capsule: Capsule) -> _FunctionNode:
     first_line = header.split("\n", 1)[0]
     indented = bool(leading_whitespace(first_line))
     text = ("if 1:\n" if indented else "") + header + "\n" + capsule.indent + "pass\n"
-    tree = ast.parse(normalize_newlines(text))
+    try:
+        tree = ast.parse(normalize_newlines(text))
+    except SyntaxError:
+        raise SignatureMismatch(f"The signature of {capsule.name} cannot be read on its own.") from None
     statement = tree.body[0].body[0] if indented else tree.body[0]  # type: ignore[attr-defined]
     assert isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
     return statement
