@@ -20,6 +20,7 @@ import doctest
 import io
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,12 +89,12 @@ class Capsule:
     def body(self) -> str:
         """The current body's text as whole, indented lines (empty for a docstring-only stub)."""
         text = self.module_source[self.body_start : self.body_end]
-        if not self.inline_body:
+        if self.body_start == 0 or self.module_source[self.body_start - 1] in "\r\n":
             return text
+        # The body shares a line with the header or the docstring: present it as its own lines.
+        if self.inline_body and self.docstring_end is not None:
+            text = self.module_source[self.docstring_end : self.body_end]
         statements = text.strip(" \t\r\n;")
-        if self.docstring_end is not None and self.docstring_start is not None:
-            after_doc = self.module_source[self.docstring_end : self.body_end]
-            statements = after_doc.strip(" \t\r\n;")
         return f"{self.indent}{statements}{self.newline}" if statements else ""
 
     @property
@@ -404,7 +405,9 @@ def _capsule(
     )
 
 
-def _build(source: str, path: Path | None, wanted) -> list[Capsule]:
+def _build(
+    source: str, path: Path | None, wanted: Callable[[str, _FunctionNode], bool]
+) -> list[Capsule]:
     """Capsules for the functions `wanted(qualname, node)` accepts (building one is the costly part)."""
     module = parse_module(source)
     lines = SourceLines(source)

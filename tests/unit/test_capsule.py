@@ -216,3 +216,10 @@ def test_functions_under_module_level_blocks_keep_their_scope_name() -> None:
     )
     assert [c.qualname for c in read_capsules(source)] == ["f", "g"]
     assert capsule_by_qualname(source, "g").top_level_start == source.index("if sys")
+
+
+def test_a_body_after_the_docstring_on_its_line_reads_as_its_own_line() -> None:
+    source = 'def f():\n    """Doc."""; return 1\n'
+    capsule = capsule_by_qualname(source, "f")
+    assert capsule.body == "    return 1\n"
+    assert not capsule.is_stub

@@ -26,7 +26,7 @@ class NoCodeError(UnusableReply):
 
 
 @dataclass(frozen=True)
-class _Block:
+class CodeBlock:
     label: str
     code: str
 
@@ -50,9 +50,9 @@ def strip_thinking(reply: str) -> str:
     return text
 
 
-def fenced_blocks(text: str) -> list[_Block]:
+def fenced_blocks(text: str) -> list[CodeBlock]:
     """Markdown code blocks in order; an unclosed last block runs to the end of the reply."""
-    blocks: list[_Block] = []
+    blocks: list[CodeBlock] = []
     lines = text.split("\n")
     index = 0
     while index < len(lines):
@@ -70,7 +70,7 @@ def fenced_blocks(text: str) -> list[_Block]:
                 break
             body.append(lines[index])
             index += 1
-        blocks.append(_Block(label, "\n".join(body) + "\n"))
+        blocks.append(CodeBlock(label, "\n".join(body) + "\n"))
         index += 1
     return blocks
 
@@ -146,7 +146,7 @@ def _syntax_error(code: str) -> str:
     return "it does not define a function"
 
 
-def _from_blocks(blocks: list[_Block], target_name: str) -> str | None:
+def _from_blocks(blocks: list[CodeBlock], target_name: str) -> str | None:
     python = [b for b in blocks if b.label in _PYTHON_LABELS] or blocks
     parsed = []
     for block in python:
