@@ -1,5 +1,9 @@
 """`pycapsule sandbox bench`: per-job latency of a trivial doctest, cold (a new sandbox per job, i.e. one
-container run per job for Docker) and warm (the pre-forked worker), per backend, all in one process."""
+container run per job for Docker) and warm (the pre-forked worker), per backend, all in one process.
+
+Warm is measured twice: back to back, where each job also waits for the previous job's clean-up and
+the next pre-fork, and with a pause between jobs, where those happen off the critical path as they do
+in an editor. Both are printed."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ def one():
 WARM_TARGET_MS = 10.0
 RATIO_TARGET = 20.0
 COLD_JOBS_MAX = 20
+PACE_SECONDS = 0.05
 
 
 class BenchFailure(Exception):
@@ -41,23 +46,25 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def timed(count: int, once: Callable[[], None]) -> list[float]:
+def timed(count: int, once: Callable[[], None], gap: float = 0.0) -> list[float]:
     samples = []
     for _ in range(count):
+        time.sleep(gap)
         started = time.perf_counter()
         once()
         samples.append((time.perf_counter() - started) * 1000)
     return samples
 
 
-def warm_samples(name: str, count: int) -> list[float]:
+def warm_samples(name: str, count: int) -> tuple[list[float], list[float]]:
+    """(back-to-back, paced) latencies on one warm sandbox."""
     sandbox = open_sandbox(name)
     try:
         def once() -> None:
             check_passed(name, sandbox.run(job()))
 
         once()  # the first job after start pays for page faults the others do not
-        return timed(count, once)
+        return timed(count, once), timed(count, once, gap=PACE_SECONDS)
     finally:
         sandbox.close()
 
@@ -76,23 +83,27 @@ def cold_samples(name: str, count: int) -> list[float]:
 
 def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = print) -> int:
     cold_jobs = max(3, min(jobs, COLD_JOBS_MAX))
-    say(f"trivial doctest per job; warm: {jobs} jobs on one pre-forked worker; "
-        f"cold: {cold_jobs} jobs, a new sandbox each (started, used once, removed)")
-    say(f"{'backend':18} {'mode':5} {'jobs':>5} {'median ms':>10} {'p90 ms':>9}")
+    say(f"a trivial doctest per job. warm: {jobs} jobs on one pre-forked worker, back to back; "
+        f"warm+gap: {jobs} more with {PACE_SECONDS * 1000:.0f} ms between jobs (as edits and saves come), "
+        f"not counted; cold: {cold_jobs} jobs, a new sandbox each (started, used once, removed)")
+    say(f"{'backend':18} {'mode':9} {'jobs':>5} {'median ms':>10} {'p90 ms':>9} {'cold/this':>10}")
     measured = 0
     for name in backends:
         try:
-            warm = warm_samples(name, jobs)
+            back_to_back, paced = warm_samples(name, jobs)
             cold = cold_samples(name, cold_jobs)
         except (SandboxUnavailable, BenchFailure) as error:
             say(f"{name:18} skipped: {error}")
             continue
         measured += 1
-        for mode, samples in (("warm", warm), ("cold", cold)):
-            say(f"{name:18} {mode:5} {len(samples):>5} {statistics.median(samples):>10.2f} "
-                f"{percentile(samples, 0.9):>9.2f}")
-        warm_median, ratio = statistics.median(warm), statistics.median(cold) / statistics.median(warm)
-        verdict = "meets" if warm_median <= WARM_TARGET_MS and ratio >= RATIO_TARGET else "misses"
-        say(f"{name:18} cold/warm median ratio {ratio:.1f}x; {verdict} the target "
-            f"(warm median <= {WARM_TARGET_MS:.0f} ms and >= {RATIO_TARGET:.0f}x faster than cold)")
+        cold_median = statistics.median(cold)
+        for mode, samples in (("warm", back_to_back), ("warm+gap", paced), ("cold", cold)):
+            median = statistics.median(samples)
+            say(f"{name:18} {mode:9} {len(samples):>5} {median:>10.2f} {percentile(samples, 0.9):>9.2f} "
+                f"{cold_median / median:>9.1f}x")
+        for mode, samples in (("warm", back_to_back), ("warm+gap", paced)):
+            median = statistics.median(samples)
+            meets = median <= WARM_TARGET_MS and cold_median / median >= RATIO_TARGET
+            say(f"{name:18} {mode}: {'meets' if meets else 'misses'} the target "
+                f"(median <= {WARM_TARGET_MS:.0f} ms and >= {RATIO_TARGET:.0f}x faster than cold)")
     return 0 if measured else 1

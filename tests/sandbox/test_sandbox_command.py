@@ -1,0 +1,40 @@
+"""`pycapsule sandbox doctor | bench`: what they print (speed itself is measured by the bench, never
+asserted here)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def sandbox_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pycapsule", "sandbox", *args], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ))
+
+
+def test_doctor_says_which_backends_work_and_why_not() -> None:
+    done = sandbox_command("doctor")
+    assert done.returncode == 0
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert lines["bwrap"].endswith("works here")
+    assert set(lines) == {"bwrap", "docker", "unsafe-subprocess"}
+
+
+def test_bench_prints_median_and_p90_for_warm_and_cold_and_their_ratio() -> None:
+    done = sandbox_command("bench", "--backend", "bwrap", "--jobs", "3")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("bwrap ")]
+    modes = {row[1]: row for row in rows if len(row) == 6}
+    assert set(modes) == {"warm", "warm+gap", "cold"}
+    for row in modes.values():
+        jobs, median, p90 = int(row[2]), float(row[3]), float(row[4])
+        assert jobs >= 3 and 0 < median <= p90
+        assert row[5].endswith("x")
+    assert any("target" in line for line in done.stdout.splitlines())
+
+
+def test_bench_names_a_backend_that_cannot_run_and_goes_on() -> None:
+    done = sandbox_command("bench", "--backend", "nonesuch", "--backend", "bwrap", "--jobs", "3")
+    assert done.returncode == 0
+    assert "nonesuch" in done.stdout and "skipped: there is no sandbox backend named" in done.stdout
