@@ -53,6 +53,7 @@ def _visible(record: TaskRecord) -> str:
 
 def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSummary:
     config = manifest.get("config", {})
+    generation = config.get("generation", {})
     done = list(records.values())
     scored = [r for r in done if r.status != "unscorable"]
     passed = [r for r in scored if r.passed]
@@ -63,9 +64,9 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
 
     return RunSummary(
         dataset=config.get("dataset", "?"),
-        mode=config.get("mode", "?"),
+        mode=generation.get("mode", "?"),
         model=manifest.get("model_label", "?"),
-        max_attempts=int(config.get("max_attempts", 1)),
+        max_attempts=int(generation.get("max_attempts", 1)),
         total_tasks=int(manifest.get("total_tasks", len(done))),
         done=len(done),
         scored=len(scored),

@@ -88,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot create the results folder {out}: {error.strerror or error}")
     files = RunFiles.of(out, args.dataset, args.mode, config)
     manifest = read_manifest(files.manifest) or {"started": now(), "wall_seconds": 0.0}
+    label = model["name"]
+    if model["kind"] == "endpoint" and settings.model is None:
+        label = manifest.get("model_label", label)  # the endpoint's default, learned on the first run
     manifest.update(
         {
             "config": config,
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             "command": "pycapsule " + shlex.join(sys.argv[1:])
             if sys.argv[1:2] == ["bench"]
             else "pycapsule bench",
-            "model_label": model["name"],
+            "model_label": label,
             "model_sha256": model.get("sha256"),
             "data_file": str(data_file),
             "total_tasks": len(tasks),
@@ -140,7 +143,8 @@ def _run(
                     file=sys.stderr,
                 )
                 if any(task.prompt_key not in runner.reuse for task in pending):
-                    engine.programmer()  # start the model once, before the workers race to
+                    programmer = engine.programmer()  # start the model once, before the workers race to
+                    manifest["model_label"] = programmer.model_name()
             with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
                 runner.run(on_record)
         except SandboxUnavailable as error:

@@ -1,0 +1,165 @@
+"""`pycapsule bench` end to end: the real CLI, engine, loop and sandbox against the scripted model server.
+
+The scripted model answers per function: wrong first and right on the fix for one task, right at
+once for another, always wrong for the third; so the run shows a pass at attempt 2, a pass at
+attempt 1 and a failure, and the report, resume and reuse can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pycapsule.__main__ import main
+from pycapsule.bench.records import read_records
+from pycapsule.bench.tasks import BenchTask
+from pycapsule.capsule import capsule_by_qualname
+
+from tests.bench.conftest import tasks_of
+from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Text
+
+SECRET = "sk-bench-test-secret-7a1c"
+
+
+def _wrong(task: BenchTask) -> str:
+    capsule = capsule_by_qualname(task.prompt, task.entry_point)
+    return f"{capsule.header}{capsule.indent}return None\n"
+
+
+class ScriptedModel:
+    """Answers each function's requests in turn from its script (the last answer repeats)."""
+
+    def __init__(self, tasks: list[BenchTask]) -> None:
+        right = {t.entry_point: f"```python\n{t.reference}```" for t in tasks}
+        wrong = {t.entry_point: f"```python\n{_wrong(t)}```" for t in tasks}
+        first, second, third = (t.entry_point for t in tasks)
+        self.scripts = {first: [wrong[first], right[first]], second: [right[second]], third: [wrong[third]]}
+        self.calls: Counter[str] = Counter()
+
+    def __call__(self, request: RecordedRequest) -> Text:
+        task_message = request.messages[1]["content"]
+        name = next(name for name in self.scripts if f"def {name}(" in task_message)
+        script = self.scripts[name]
+        answer = script[min(self.calls[name], len(script) - 1)]
+        self.calls[name] += 1
+        return Text(answer)
+
+
+@pytest.fixture
+def tasks() -> list[BenchTask]:
+    return tasks_of("humaneval")[:3]
+
+
+@pytest.fixture
+def model(tasks: list[BenchTask], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(responder=ScriptedModel(tasks)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.delenv("PYCAPSULE_MODEL", raising=False)
+        monkeypatch.chdir(tmp_path)
+        yield server
+
+
+def _bench(out: Path, *extra: str) -> int:
+    return main(["bench", "humaneval", "--limit", "3", "--max-attempts", "3", "--workers", "2",
+                 "--out", str(out), *extra])
+
+
+def _records(out: Path, pattern: str) -> dict[str, dict]:
+    [path] = out.glob(pattern)
+    return {tid: vars(record) for tid, record in read_records(path).items()}
+
+
+def test_selfdebug_run_scores_with_hidden_tests_and_reports_the_attempts(
+        model: FakeOpenAI, tasks: list[BenchTask], tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert _bench(out) == 0
+    records = _records(out, "humaneval-selfdebug-*.jsonl")
+    first, second, third = (t.task_id for t in tasks)
+    outcomes = {tid: (r["status"], r["attempts"], r["passed_attempt"], r["model_calls"])
+                for tid, r in records.items()}
+    expected = {first: ("passed", 2, 2, 2), second: ("passed", 1, 1, 1), third: ("failed", 3, None, 3)}
+    assert outcomes == expected, {tid: r["headlines"] for tid, r in records.items()}
+    assert records[third]["outcome"] == "gave_up" and records[third]["detail"].startswith("AssertionError")
+    assert all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in records.values())
+    assert len(model.chat_requests) == 6
+
+    # the honest protocol: hidden tests never reach the model
+    for request in model.chat_requests:
+        assert "def check(candidate)" not in request.prompt_text and "METADATA" not in request.prompt_text
+        for task in tasks:
+            hidden_asserts = [line.strip() for line in task.hidden_test.splitlines() if "assert" in line]
+            assert hidden_asserts and not any(line in request.prompt_text for line in hidden_asserts)
+
+    report = (out / "report.md").read_text()
+    assert "| **66.7** | 2/3 |" in report
+    assert "| 1 (50%) | 1 (50%) | 0 (0%) |" in report  # passed at attempt 1, 2, 3
+    assert (out / "attempts.png").stat().st_size > 1000 and (out / "pass_at_1.png").stat().st_size > 1000
+
+    # secrets never reach results
+    for path in out.iterdir():
+        assert SECRET not in path.read_bytes().decode("utf-8", "replace")
+
+
+def test_a_finished_run_resumes_without_asking_the_model_again(model: FakeOpenAI, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert _bench(out) == 0
+    asked = len(model.chat_requests)
+    [results] = out.glob("humaneval-selfdebug-*.jsonl")
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])  # one task lost, one line torn
+    assert _bench(out) == 0
+    assert len(read_records(results)) == 3
+    assert 1 <= len(model.chat_requests) - asked <= 3  # only the lost task was asked again
+
+
+def test_direct_mode_is_one_call_per_task_and_the_report_shows_the_gain(
+        model: FakeOpenAI, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert _bench(out, "--mode", "direct") == 0
+    direct = _records(out, "humaneval-direct-*.jsonl")
+    assert [r["model_calls"] for r in direct.values()] == [1, 1, 1]
+    assert sorted(r["status"] for r in direct.values()) == ["failed", "failed", "passed"]
+    assert _bench(out) == 0
+    report = (out / "report.md").read_text()
+    assert "| 33.3 | 66.7 | +33.3 |" in report
+
+
+def test_humaneval_et_reuses_the_same_prompts_generations_and_only_rescores(
+        model: FakeOpenAI, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert _bench(out) == 0
+    asked = len(model.chat_requests)
+    assert main(["bench", "humaneval-et", "--limit", "3", "--max-attempts", "3", "--out", str(out)]) == 0
+    assert len(model.chat_requests) == asked
+    et = _records(out, "humaneval-et-selfdebug-*.jsonl")
+    assert all(r["reused_from"].startswith("humaneval-selfdebug-") for r in et.values())
+    assert sorted(r["status"] for r in et.values()) == ["failed", "passed", "passed"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["bench", "mbpp", "--data", "/nonexistent/mbpp.json"], "pycapsule bench: no mbpp data at /nonexistent"),
+    (["bench", "humaneval", "--limit", "0"], "pycapsule bench: --limit must be at least 1, not 0"),
+])
+def test_bad_input_is_one_sentence_and_exit_code_2(argv: list[str], message: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(message) and "Traceback" not in error and len(error.strip().splitlines()) == 1
+
+
+def test_an_unreachable_model_stops_the_run_and_records_nothing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("PYCAPSULE_MODEL", "fake-coder")
+    monkeypatch.chdir(tmp_path)
+    code = main(["bench", "humaneval", "--limit", "3", "--out", str(tmp_path / "r")])
+    assert code == 1
+    error = capsys.readouterr().err
+    assert "rerun the same command to resume" in error and "Traceback" not in error
+    assert all(not read_records(path) for path in (tmp_path / "r").glob("*.jsonl"))
+    assert json.loads(next((tmp_path / "r").glob("*.json")).read_text())["total_tasks"] == 3
