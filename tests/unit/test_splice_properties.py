@@ -22,6 +22,9 @@ STATEMENTS = [
 ]
 
 
+STUBS = ["...", "pass", "raise NotImplementedError()", "only-doc", "real", "inline", "same-line"]
+
+
 @st.composite
 def modules(draw: st.DrawFn) -> tuple[str, str]:
     newline = draw(st.sampled_from(["\n", "\r\n"]))
@@ -30,11 +33,13 @@ def modules(draw: st.DrawFn) -> tuple[str, str]:
     is_async = draw(st.booleans())
     decorated = draw(st.booleans())
     doc = draw(st.sampled_from(["none", "one-line", "doctest"]))
-    stub = draw(st.sampled_from(["...", "pass", "raise NotImplementedError()", "only-doc", "real", "inline"]))
+    stub = draw(st.sampled_from(STUBS))
     if stub == "only-doc" and doc == "none":
         stub = "pass"
     if stub == "inline":
         doc = "none"
+    if stub == "same-line":
+        doc = "one-line"
     before = draw(st.sampled_from(["", "import os\n\n", '"""Mod."""\n\nX = 1\n\n']))
     after = draw(st.sampled_from(["", "\n\ndef other():\n    return 2\n", "\n# trailing comment\n"]))
     end_newline = draw(st.booleans())
@@ -55,7 +60,7 @@ def modules(draw: st.DrawFn) -> tuple[str, str]:
         lines.append(f"{indent}    {params},")
         lines.append(f"{indent}) -> int:")
     if doc == "one-line":
-        lines.append(f'{body_indent}"""Doc."""')
+        lines.append(f'{body_indent}"""Doc."""' + ("; return 0" if stub == "same-line" else ""))
     elif doc == "doctest":
         lines += [f'{body_indent}"""Doc.', "", f"{body_indent}>>> 1 + 1", f"{body_indent}2"]
         lines.append(f'{body_indent}"""')
@@ -74,7 +79,9 @@ def replies(draw: st.DrawFn) -> str:
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
     chosen = draw(st.lists(st.sampled_from(range(len(STATEMENTS))), min_size=1, max_size=4))
     with_doc = draw(st.booleans())
-    lines = ["def target(x, label='é'):"]
+    with_helper = draw(st.booleans())
+    lines = ["import math", "", "def _twice(v):", f"{unit}return 2 * v", ""] if with_helper else []
+    lines.append("def target(x, label='é'):")
     if with_doc:
         lines.append(f'{unit}"""The model\'s own docstring."""')
     for index in chosen:
@@ -83,6 +90,8 @@ def replies(draw: st.DrawFn) -> str:
             code = line.lstrip(">")
             inside_string = code.startswith("  this") or code == "'''" or code.startswith(("    1", "  2"))
             lines.append(code if inside_string else unit * depth + code)
+    if with_helper:
+        lines.append(f"{unit}x = _twice(math.floor(x))")
     lines.append(f"{unit}return total if 'total' in dir() else x")
     return "\n".join(lines) + "\n"
 
@@ -112,9 +121,17 @@ def test_splice_keeps_everything_but_the_body_and_moves_the_reply_body_exactly(
 
     compile(result.new_source, "spliced.py", "exec")
     assert apply_edits(source, result.edits) == result.new_source
-    assert [(e.start, e.end) for e in result.edits] == [(capsule.body_start, capsule.body_end)]
-    assert result.new_source.startswith(source[: capsule.body_start])
+    replaced = [e for e in result.edits if e.start != e.end or e.start == capsule.body_start]
+    assert [(e.start, e.end) for e in replaced] == [(capsule.body_start, capsule.body_end)]
+    for insertion in result.edits:
+        if insertion not in replaced:  # imports and helpers: whole lines above the function
+            assert insertion.start <= capsule.header_start
+            assert insertion.start == 0 or source[insertion.start - 1] in "\r\n"
+            assert insertion.new_text.endswith(capsule.newline)
     assert result.new_source.endswith(source[capsule.body_end :])
+    if "_twice" in reply:
+        assert result.new_source.count("import math") == 1
+        assert result.new_source.count("def _twice(v):") == 1
 
     new = capsule_by_qualname(result.new_source, qualname)
     assert new.header == capsule.header
