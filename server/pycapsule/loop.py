@@ -150,6 +150,8 @@ class _Run:
         self.attempts = 0
         self.verified = capsule.verified_by_doctests
         self.root = project_root(capsule.path)
+        self.warnings: list[str] = []
+        self.warned = 0
 
     def events(self, start_body: str | None) -> Iterator[Event]:
         try:
@@ -189,6 +191,7 @@ class _Run:
             result = self._try(reply.text, reply.truncated)
             finished = self._attempt_finished(attempt, mode, result, reply.usage, reply.model, began,
                                               model_seconds)
+            yield from self._new_warnings()
             yield finished
             if finished.passed:
                 yield self._success(result)
@@ -225,6 +228,7 @@ class _Run:
         began = time.monotonic()
         result = self._judge(code, source, ())
         finished = self._attempt_finished(0, "check", result, Usage(), "", began, 0.0)
+        yield from self._new_warnings()
         yield finished
         if not finished.passed:
             return result
@@ -263,7 +267,14 @@ class _Run:
         else:
             verdict = self._run_module(source)
             label = "not_verified" if verdict.passed else verdict.label
+        self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits)
+
+    def _new_warnings(self) -> Iterator[Notice]:
+        """The sandbox's warnings (e.g. an unreadable project folder), each said once per run."""
+        for warning in self.warnings[self.warned:]:
+            yield Notice(warning)
+        self.warned = len(self.warnings)
 
     def _run_module(self, source: str) -> Verdict:
         """No doctests to run: at least the module must still import."""

@@ -18,6 +18,7 @@ from pycapsule.loop import (
     Event,
     Finished,
     ModelRetrying,
+    Notice,
     Outcome,
     TokensStreamed,
 )
@@ -288,3 +289,13 @@ def test_the_key_never_reaches_the_sandbox(
                         f"    return any({FAKE_KEY!r} in v for v in os.environ.values())\n```")
     _, outcome = run(openai_server, sandbox, path, "snoop", max_attempts=1)
     assert outcome.status == "passed", outcome.message
+
+
+def test_sandbox_warnings_are_passed_on_once(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    module_file.parent.chmod(0o700)  # the sandbox's unprivileged uid cannot read the project
+    openai_server.queue(WRONG, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert outcome.status == "passed"
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert len(notices) == 1 and "not readable" in notices[0]
