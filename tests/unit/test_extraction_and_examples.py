@@ -78,3 +78,8 @@ def test_a_huge_reply_of_near_code_ends_in_a_reason() -> None:
     reply = "\n".join(f"def broken_{n}(:\nimport" for n in range(3000))
     with pytest.raises(NoCodeError, match="no Python code"):
         extract_code(reply, "target")
+
+
+def test_a_fence_inside_a_list_item_is_dedented() -> None:
+    reply = "1. Write it:\n\n    ```python\n    def target(x):\n        return x\n    ```\n"
+    assert extract_code(reply, "target") == "def target(x):\n    return x\n"

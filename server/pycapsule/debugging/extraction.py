@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pycapsule.debugging import UnusableReply
 from pycapsule.debugging.source_text import dedent_code, normalize_newlines
 
-_FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _PYTHON_LABELS = {"", "python", "python3", "py", "py3", "pycon", "ipython", "sage"}
 _THINK_TAGS = ("think", "thinking", "reasoning")
 _MAX_PARSE_ATTEMPTS = 400
@@ -70,6 +70,9 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
                 break
             body.append(lines[index])
             index += 1
+        # A block inside a list item is indented like its fence.
+        indent = match["indent"]
+        body = [line.removeprefix(indent) for line in body]
         blocks.append(CodeBlock(label, "\n".join(body) + "\n"))
         index += 1
     return blocks
