@@ -479,3 +479,30 @@ print(os.getuid() != 0)
 """)
     assert "OPENED" not in result.stdout
     assert result.stdout.strip() == "True"
+
+
+def test_many_processes_together_cannot_exceed_the_sandbox_memory(sandbox: Sandbox) -> None:
+    # Each child stays under the per-process limit; only a limit on the whole sandbox stops all of them.
+    per_child = 300 * 1024 * 1024
+    result = run(sandbox, f"""
+import os, time
+read, write = os.pipe()
+for _ in range(8):
+    if os.fork() == 0:
+        try:
+            block = bytearray({per_child})
+            os.write(write, b"+")
+        except MemoryError:
+            os.write(write, b"-")
+        time.sleep(30)
+        os._exit(0)
+time.sleep(4)
+os.set_blocking(read, False)
+try:
+    print(os.read(read, 64).decode().count("+"))
+except BlockingIOError:
+    print(0)
+""", timeout=20)
+    assert result.status == "ok", (result.status, result.detail)
+    held = int(result.stdout)
+    assert held * per_child < DEFAULT_LIMITS.sandbox_memory_bytes, held

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.sandbox.api import SandboxUnavailable
+from pycapsule.sandbox.cgroup import PREFIX as CGROUP_PREFIX
+from pycapsule.sandbox.cgroup import create as create_cgroup
 from pycapsule.sandbox.host_python import clean_import_path, covering_dirs, interpreter, interpreter_dirs
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.local_process import ProcessTransport
@@ -35,6 +37,7 @@ ETC_FILES = (
 )
 INSTALL_HINT = "install it with `apt-get install bubblewrap` (Fedora: `dnf install bubblewrap`)"
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+JOIN_CGROUPS = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
 
 def find_bwrap() -> str:
@@ -104,6 +107,7 @@ class BwrapSandbox(WarmSandbox):
         self.bwrap = find_bwrap()
         self.as_root = os.geteuid() == 0
         self.foreign_uid = self.as_root
+        self._launches = 0
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
 
     def command(self, project_root: Path | None) -> list[str]:
@@ -146,5 +150,13 @@ class BwrapSandbox(WarmSandbox):
         else:
             # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
             limits["processes"] = user_process_count() + self.limits.processes
-        transport = ProcessTransport(self.command(project_root), env={"PATH": os.defpath})
+        command = self.command(project_root)
+        self._launches += 1
+        cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
+                               self.limits.sandbox_memory_bytes, self.limits.processes + 8)
+        if cgroup is not None:
+            # The shell joins the cgroup, then becomes bwrap: everything in the sandbox starts inside it.
+            command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--", *command]
+        transport = ProcessTransport(command, env={"PATH": os.defpath},
+                                     on_kill=cgroup.remove if cgroup is not None else None)
         return transport, init

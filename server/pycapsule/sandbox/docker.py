@@ -26,7 +26,6 @@ from pycapsule.sandbox.warm import WarmSandbox
 WORK_DIR = "/tmp"  # a tmpfs; Docker gives tmpfs mounts the image dir's mode, and only /tmp is 1777 there
 PROJECT_DIR = "/project"
 STREAM_HEADER = struct.Struct(">BxxxI")  # Docker's multiplexed attach stream: kind, size
-WORKER_OVERHEAD = 256 * 1024 * 1024
 ENGINE_HINT = (
     "start a Docker engine (or Podman's API service) and point DOCKER_HOST at it, "
     "e.g. DOCKER_HOST=unix:///run/podman/podman.sock"
@@ -130,7 +129,7 @@ class DockerSandbox(WarmSandbox):
         import docker.types
 
         scratch = f"size={self.limits.scratch_bytes},mode=1777"
-        memory = self.limits.memory_bytes + WORKER_OVERHEAD
+        memory = self.limits.sandbox_memory_bytes
         settings: dict[str, Any] = {
             "command": ["python3", "-I", "-c", BOOTSTRAP],
             "stdin_open": True,

@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass
 class Limits:
     memory_bytes: int = 768 * 1024 * 1024
     """Address space per process (RLIMIT_AS: a clean MemoryError); Docker also caps the container."""
+    sandbox_memory_bytes: int = 1024 * 1024 * 1024
+    """Memory of the whole sandbox, worker and every job process together (a cgroup: Docker's memory
+    limit, or one bwrap gets when run as root); the kernel kills inside it when it is full."""
     processes: int = 32
     """Processes the job may have at once (RLIMIT_NPROC for the sandbox's own uid; pids limit in Docker)."""
     open_files: int = 256

@@ -24,8 +24,9 @@ class ProcessTransport(Transport):
         env: dict[str, str],
         cwd: str | None = None,
         pass_fds: Sequence[int] = (),
-        preexec_fn: Callable[[], None] | None = None,
+        on_kill: Callable[[], None] | None = None,
     ):
+        self._on_kill = on_kill
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         try:
             self.process = subprocess.Popen(
@@ -37,7 +38,6 @@ class ProcessTransport(Transport):
                 cwd=cwd,
                 pass_fds=tuple(pass_fds),
                 start_new_session=True,
-                preexec_fn=preexec_fn,
             )
         except OSError:
             self._stderr.close()
@@ -76,6 +76,9 @@ class ProcessTransport(Transport):
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()  # type: ignore[union-attr]
+        if self._on_kill is not None:
+            self._on_kill()
+            self._on_kill = None
 
     def diagnostics(self) -> str:
         try:
