@@ -33,6 +33,8 @@ pytestmark = pytest.mark.editor
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "vscode-client" / "out" / "test" / "driver.js"
 SCREENSHOT = ROOT / "docs" / "images" / "code-action.png"
+VSIX = ROOT / "pycapsule.vsix"
+SECRET = "sk-typed-into-the-secret-storage"
 DRIVER_TIMEOUT = 280
 
 
@@ -40,7 +42,9 @@ DRIVER_TIMEOUT = 280
 def built_extension() -> Path:
     require_tool(os.environ.get("PYCAPSULE_CODE_SERVER"), "code-server")
     require_tool("/usr/bin/chromium", "Chromium")
-    subprocess.run(["npm", "run", "--silent", "build"], cwd=ROOT, check=True, timeout=120)
+    # `package` = the esbuild bundle + the .vsix a user installs; the UI test runs the installed .vsix.
+    package = ["npm", "run", "--silent", "package"]
+    subprocess.run(package, cwd=ROOT, check=True, timeout=180, capture_output=True)
     return DRIVER
 
 
@@ -95,11 +99,15 @@ def test_extension_host_suite(built_extension: Path, tmp_path: Path, model_serve
 def test_keyboard_only_ui_takes_the_screenshot(
     built_extension: Path, tmp_path: Path, model_server: FakeOpenAI
 ) -> None:
+    """The installed .vsix, driven like a user: store the API key from the palette, open the file (Ctrl+P),
+    go to the stub (Ctrl+G), open the code actions (Ctrl+.), pick the action (Enter), save (Ctrl+S)."""
     workspace = _workspace(tmp_path)
     env = editor_environment(tmp_path / "home", model_server)
+    del env["OPENAI_API_KEY"]  # the only key is the one typed into VS Code's secret storage
     shot = tmp_path / "code-action.png"
 
     ui = ["ui", "--file", STUB_FILE, "--line", str(STUB_LINE), "--screenshot", str(shot)]
+    ui += ["--expect", CORRECT_BODY, "--vsix", str(VSIX), "--api-key", SECRET]
     result = _drive(built_extension, tmp_path, env, *ui)
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -107,5 +115,8 @@ def test_keyboard_only_ui_takes_the_screenshot(
     assert CORRECT_BODY in on_disk, on_disk
     assert doctest_failures(workspace / STUB_FILE) == 0
     assert shot.stat().st_size > 10_000
+    assert [r.headers.get("authorization") for r in model_server.chat_requests] == [f"Bearer {SECRET}"] * 2
+    leaks = [path for path in tmp_path.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
+    assert leaks == [], "the API key was written to disk"
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     SCREENSHOT.write_bytes(shot.read_bytes())

@@ -12,6 +12,8 @@ export class ServerConnection implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private lastError: string | undefined;
   private readonly statusListeners: ((status: ServerStatus) => void)[] = [];
+  /** The API key the running server got in its environment (compared, never shown). */
+  private startedWithKey: string | undefined;
   /** Starts and stops run one after another: settings changes can ask for several restarts at once. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -51,6 +53,16 @@ export class ServerConnection implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+  }
+
+  /** Restarts when the stored key is not the one the server has: it reads the key only at start. */
+  restartForNewKey(): Promise<void> {
+    return this.enqueue(async () => {
+      if ((await this.apiKeys.get()) !== this.startedWithKey) {
+        await this.stopNow();
+        await this.startNow();
+      }
+    });
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
@@ -113,6 +125,7 @@ export class ServerConnection implements vscode.Disposable {
   private async serverEnvironment(): Promise<NodeJS.ProcessEnv> {
     const env = { ...process.env };
     const key = await this.apiKeys.get();
+    this.startedWithKey = key;
     if (key) {
       env[apiKeyVariable()] = key;
     }

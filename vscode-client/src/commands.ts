@@ -29,11 +29,13 @@ export function registerCommands(
     }),
     vscode.commands.registerCommand('pycapsule.setApiKey', async () => {
       if (await apiKeys.promptAndStore()) {
-        void vscode.window.showInformationMessage('PyCapsule: API key stored; the language server restarts to use it.');
+        await server.restartForNewKey();
+        void vscode.window.showInformationMessage('PyCapsule: API key stored; the language server uses it now.');
       }
     }),
     vscode.commands.registerCommand('pycapsule.clearApiKey', async () => {
       await apiKeys.clear();
+      await server.restartForNewKey();
       void vscode.window.showInformationMessage('PyCapsule: API key removed from the secret storage.');
     }),
     vscode.commands.registerCommand('pycapsule.restartServer', () => server.restart()),

@@ -32,8 +32,9 @@ export function activate(context: vscode.ExtensionContext): PycapsuleApi {
     statusBar,
     server,
     ...registerCommands(server, apiKeys, output),
-    // The key reaches the server only through its environment, so a new key needs a new process.
-    apiKeys.onDidChange(() => void server.restart()),
+    // The key reaches the server only through its environment, so a new key needs a new process
+    // (also when another window changed it).
+    apiKeys.onDidChange(() => void server.restartForNewKey()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SECTION)) {
         statusBar.setModel(modelLabel());

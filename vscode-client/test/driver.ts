@@ -2,14 +2,16 @@
 //
 //   node out/test/driver.js extension-tests --workspace DIR --state DIR
 //       runs test/index.ts in the extension host; exit code = the tests' result
-//   node out/test/driver.js ui --workspace DIR --state DIR --file NAME --line N --screenshot PNG
-//       opens NAME at line N with the keyboard, opens the code-action menu (Ctrl+.), saves a
-//       screenshot, picks "Generate & self-debug" with the keyboard, waits for the run, saves (Ctrl+S)
+//   node out/test/driver.js ui --workspace DIR --state DIR --file NAME --line N --screenshot PNG --expect TEXT
+//                          [--api-key KEY] [--vsix FILE]
+//       installs FILE (else loads this checkout's extension), stores KEY with "PyCapsule: Set API key",
+//       opens NAME at line N with the keyboard, opens the code-action menu (Ctrl+.), saves a screenshot,
+//       picks "Generate & self-debug" with the keyboard, waits until the editor shows TEXT, saves (Ctrl+S)
 //
 // Needs PYCAPSULE_CODE_SERVER (code-server's install directory; tests/editors/setup.sh exports it).
 // Everything else (model endpoint, HOME, XDG_*) comes from the environment, which code-server
 // passes on to the extension host and so to `pycapsule serve`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -40,6 +42,9 @@ interface Options {
   file?: string;
   line?: string;
   screenshot?: string;
+  apiKey?: string;
+  vsix?: string;
+  expect?: string;
   timeoutMs: number;
 }
 
@@ -52,6 +57,9 @@ function parseOptions(): Options {
       file: { type: 'string' },
       line: { type: 'string' },
       screenshot: { type: 'string' },
+      'api-key': { type: 'string' },
+      vsix: { type: 'string' },
+      expect: { type: 'string' },
       timeout: { type: 'string', default: '240' },
     },
   });
@@ -61,7 +69,8 @@ function parseOptions(): Options {
   }
   return {
     mode, workspace: resolve(values.workspace), state: resolve(values.state), file: values.file,
-    line: values.line, screenshot: values.screenshot, timeoutMs: Number(values.timeout) * 1000,
+    line: values.line, screenshot: values.screenshot, apiKey: values['api-key'],
+    vsix: values.vsix && resolve(values.vsix), expect: values.expect, timeoutMs: Number(values.timeout) * 1000,
   };
 }
 
@@ -89,12 +98,18 @@ async function startCodeServer(options: Options, port: number): Promise<ChildPro
   mkdirSync(join(options.state, 'user-data', 'User'), { recursive: true });
   writeFileSync(join(options.state, 'user-data', 'User', 'settings.json'), JSON.stringify(USER_SETTINGS, null, 2));
   const log = createWriteStream(join(options.state, 'code-server.log'));
+  const dirs = ['--user-data-dir', join(options.state, 'user-data'), '--extensions-dir', join(options.state, 'extensions')];
+  if (options.vsix) {
+    // What a user does with the packaged extension (offline: a local .vsix needs no gallery).
+    execFileSync(process.execPath, [serverMain, ...dirs, '--accept-server-license-terms', '--install-extension', options.vsix], {
+      stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000,
+    });
+  }
   const child = spawn(
     process.execPath,
     [
       serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
-      '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust',
-      '--user-data-dir', join(options.state, 'user-data'), '--extensions-dir', join(options.state, 'extensions'),
+      '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust', ...dirs,
     ],
     // Its own process group, so that stopping it also stops the extension host and the language server.
     { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -146,11 +161,15 @@ function stopGroup(child: ChildProcess): Promise<void> {
 
 function workbenchUrl(port: number, options: Options): string {
   const remote = (path: string) => `vscode-remote://127.0.0.1:${port}${path}`;
-  const payload: string[][] = [['extensionDevelopmentPath', remote(EXTENSION_DIR)]];
+  // With --vsix the installed extension runs; otherwise the one in this checkout.
+  const payload: string[][] = options.vsix ? [] : [['extensionDevelopmentPath', remote(EXTENSION_DIR)]];
   if (options.mode === 'extension-tests') {
     payload.push(['extensionTestsPath', remote(join(EXTENSION_DIR, 'out', 'test', 'index'))]);
   }
-  const query = new URLSearchParams({ folder: options.workspace, payload: JSON.stringify(payload) });
+  const query = new URLSearchParams({ folder: options.workspace });
+  if (payload.length) {
+    query.set('payload', JSON.stringify(payload));
+  }
   return `http://127.0.0.1:${port}/?${query.toString()}`;
 }
 
@@ -182,6 +201,26 @@ async function pressUntilVisible(page: Page, key: string, shows: Locator, tries 
   }
 }
 
+/** Runs a command by its palette title; retries while the extension's contributions are still loading. */
+async function runFromPalette(page: Page, title: string, tries = 20): Promise<void> {
+  const quickInput = page.locator('.quick-input-widget input');
+  const row = page.locator('.quick-input-list .monaco-list-row').first().filter({ hasText: title });
+  for (let attempt = 1; ; attempt++) {
+    await pressUntilVisible(page, 'F1', quickInput);
+    await page.keyboard.type(title);
+    try {
+      await row.waitFor({ timeout: 3_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (error) {
+      await page.keyboard.press('Escape');
+      if (attempt >= tries) {
+        throw error;
+      }
+    }
+  }
+}
+
 let currentStep = 'starting';
 /** Names the step for the failure message; with PYCAPSULE_DRIVER_SHOTS set, screenshots each step too. */
 async function step(page: Page, options: Options, name: string): Promise<void> {
@@ -192,13 +231,23 @@ async function step(page: Page, options: Options, name: string): Promise<void> {
 }
 
 async function runUi(page: Page, url: string, options: Options): Promise<number> {
-  if (!options.file || !options.line || !options.screenshot) {
-    throw new Error('ui needs --file, --line and --screenshot');
+  if (!options.file || !options.line || !options.screenshot || !options.expect) {
+    throw new Error('ui needs --file, --line, --screenshot and --expect');
   }
+  const expected = options.expect;
   await page.goto(url);
   await page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 60_000 });
   const keyboard = page.keyboard;
   const quickInput = page.locator('.quick-input-widget input');
+
+  if (options.apiKey) {
+    await step(page, options, 'store the API key from the command palette');
+    await runFromPalette(page, 'PyCapsule: Set API key');
+    await page.locator('.quick-input-widget input[type="password"]').waitFor({ state: 'visible' });
+    await keyboard.type(options.apiKey);
+    await keyboard.press('Enter');
+    await page.locator('.notifications-toasts').getByText('API key stored').waitFor({ timeout: 60_000 });
+  }
 
   await step(page, options, 'open the file with Ctrl+P');
   await pressUntilVisible(page, 'Control+P', quickInput);
@@ -233,14 +282,13 @@ async function runUi(page: Page, url: string, options: Options): Promise<number>
   for (let i = 0; i < index; i++) {
     await keyboard.press('ArrowDown');
   }
-  const textBefore = await page.locator('.monaco-editor .view-lines').first().textContent();
   await keyboard.press('Enter');
 
   await step(page, options, 'wait for the edit');
-  // The run may be over before a poll would see "generating": wait for the text to change instead.
+  // The run may be over before a poll would see "generating": wait for the new body instead.
   await page.waitForFunction(
-    (before) => document.querySelector('.monaco-editor .view-lines')?.textContent !== before,
-    textBefore,
+    (text) => document.querySelector('.monaco-editor .view-lines')?.textContent?.replace(/\u00a0/g, ' ').includes(text),
+    expected,
     { timeout: options.timeoutMs, polling: 200 },
   );
   await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: options.timeoutMs });
