@@ -37,6 +37,7 @@ ETC_FILES = (
 )
 INSTALL_HINT = "install it with `apt-get install bubblewrap` (Fedora: `dnf install bubblewrap`)"
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+NAMESPACE_ERRORS = ("uid map", "new namespace", "Operation not permitted", "Permission denied")
 JOIN_CGROUPS = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
 
@@ -109,6 +110,16 @@ class BwrapSandbox(WarmSandbox):
         self.foreign_uid = self.as_root
         self._launches = 0
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
+
+    def start_failure_hint(self, reason: str) -> str:
+        if reason.startswith("bwrap:") and any(text in reason for text in NAMESPACE_ERRORS):
+            return (
+                "unprivileged user namespaces look disabled here: on Ubuntu 23.10+ AppArmor allows them "
+                "only to the distribution's own /usr/bin/bwrap (or set "
+                "kernel.apparmor_restrict_unprivileged_userns=0), elsewhere set "
+                "kernel.unprivileged_userns_clone=1, or use --backend docker"
+            )
+        return ""
 
     def command(self, project_root: Path | None) -> list[str]:
         scratch = str(self.limits.scratch_bytes)

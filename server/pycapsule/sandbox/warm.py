@@ -161,6 +161,10 @@ class WarmSandbox(ABC):
     def run_warnings(self) -> tuple[str, ...]:
         return ()
 
+    def start_failure_hint(self, reason: str) -> str:
+        """What to do about a start failure, when the backend recognises it."""
+        return ""
+
     def root_warnings(self, root: Path | None) -> tuple[str, ...]:
         if root is None or not self.foreign_uid:
             return ()
@@ -184,7 +188,10 @@ class WarmSandbox(ABC):
             self._worker(self.project_root)
         except WorkerStartFailed as error:
             self.close()
-            raise SandboxUnavailable(f"the {self.name} sandbox could not start: {error}") from error
+            hint = self.start_failure_hint(str(error))
+            raise SandboxUnavailable(
+                f"the {self.name} sandbox could not start: {error}" + (f"; {hint}" if hint else "")
+            ) from error
 
     def _worker(self, root: Path | None) -> WarmWorker:
         with self._lock:
