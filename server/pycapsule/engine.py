@@ -127,7 +127,7 @@ class Engine:
                 programmer=self._programmer,
                 sandbox=sandbox,
                 settings=self.settings,
-                start_body=capsule.body if from_current_body else None,
+                start_body=_current_body(capsule) if from_current_body else None,
                 cancel=cancel,
                 context=_context(capsule),
                 history=self.history(),
@@ -170,6 +170,11 @@ class Engine:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _current_body(capsule: Capsule) -> str:
+    """The body region exactly as it stands (not `capsule.body`, which re-lays out a one-line body)."""
+    return capsule.module_source[capsule.body_start: capsule.body_end]
 
 
 def _context(capsule: Capsule) -> str | None:

@@ -299,3 +299,14 @@ def test_sandbox_warnings_are_passed_on_once(
     assert outcome.status == "passed"
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert len(notices) == 1 and "not readable" in notices[0]
+
+
+def test_fix_mode_on_a_one_line_function(openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "inline.py"
+    path.write_text('def inc(x): """Add one.\n\n    >>> inc(1)\n    2\n    """; return x\n')
+    openai_server.queue("```python\ndef inc(x):\n    return x + 1\n```")
+    events, outcome = run(openai_server, sandbox, path, "inc", from_current_body=True)
+    assert outcome.status == "passed", outcome.message
+    check = finished_attempts(events)[0]
+    assert check.attempt == 0 and "Got: 1" in check.condensed
+    assert outcome.new_source is not None and "return x + 1" in outcome.new_source
