@@ -310,3 +310,20 @@ def test_fix_mode_on_a_one_line_function(openai_server: FakeOpenAI, sandbox: San
     check = finished_attempts(events)[0]
     assert check.attempt == 0 and "Got: 1" in check.condensed
     assert outcome.new_source is not None and "return x + 1" in outcome.new_source
+
+
+def test_answers_without_code_use_up_the_budget_and_say_so(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue("Sorry, I cannot help.", "Still no code.")
+    _, outcome = run(openai_server, sandbox, module_file, max_attempts=2)
+    assert outcome.status == "gave_up" and outcome.new_source is None
+    assert outcome.message.startswith("add: still failing after 2 attempt(s): no usable code in the answer")
+
+
+def test_a_truncated_answer_is_told_to_be_shorter(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(Text("Let me explain at length. First, addition is", finish_reason="length"), RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert outcome.status == "passed"
+    assert "cut off at the token limit" in finished_attempts(events)[0].condensed
+    assert "cut off at the token limit" in openai_server.chat_requests[1].messages[-1]["content"]
