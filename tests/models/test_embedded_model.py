@@ -1,0 +1,52 @@
+"""The embedded model doing the real job: `pycapsule generate` with no endpoint configured.
+
+Runs the real 0.5B Qwen2.5-Coder GGUF (tests/models/setup.sh installs it into the CI cache) on the
+three stubs of examples/sample.py, which are of different kinds: string handling, a loop building
+a list of tuples, and a method that reads an attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample.py"
+MAX_ATTEMPTS = 5
+
+
+@pytest.mark.model
+@pytest.mark.timeout(1200)
+def test_the_embedded_model_fills_every_stub_of_the_sample(tmp_path: Path) -> None:
+    module = tmp_path / "sample.py"
+    shutil.copyfile(SAMPLE, module)
+    env = {
+        name: value for name, value in os.environ.items()
+        if name not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYCAPSULE_MODEL")
+    }
+    env.update(PYCAPSULE_MODEL_SIZE="0.5b", PYCAPSULE_HISTORY=str(tmp_path / "history.sqlite3"))
+    command = [
+        sys.executable, "-m", "pycapsule", "generate", str(module), "--write", "--json",
+        "--max-attempts", str(MAX_ATTEMPTS),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1150)
+
+    assert "Traceback" not in run.stderr
+    report = json.loads(run.stdout)
+    outcomes = {r["qualname"]: (r["status"], r["attempts"]) for r in report["results"]}
+    assert set(outcomes) == {"slugify", "run_length", "Temperature.fahrenheit"}
+    for qualname, (status, attempts) in outcomes.items():
+        assert status == "passed" and 1 <= attempts <= MAX_ATTEMPTS, (qualname, status, run.stderr[-3000:])
+    assert run.returncode == 0 and report["written"]
+    assert "local model ready at http://127.0.0.1:" in run.stderr
+
+    # An independent judge: plain doctest on the written file, outside pycapsule and its sandbox.
+    doctest = [sys.executable, "-m", "doctest", "-v", str(module)]
+    check = subprocess.run(doctest, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout[-2000:]
+    assert "6 passed and 0 failed." in check.stdout
