@@ -106,7 +106,7 @@ def test_a_directory_is_searched_for_the_usual_file_name(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("content", "message"), [
     ("{not json", "is not JSON"),
-    ('[{"task_id": 1}]', "has no 'prompt' field"),
+    ('[{"task_id": 1}]', "has no 'test_list' field"),
     ("[1, 2]", "holds a int where a task object"),
 ])
 def test_a_malformed_file_is_one_clear_sentence(tmp_path: Path, content: str, message: str) -> None:

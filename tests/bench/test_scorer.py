@@ -28,6 +28,19 @@ HUMANEVAL_ET_BROKEN = {
     "HumanEval/53": "NameError",                # uses an undefined name `x`
     "HumanEval/151": "NameError",               # uses an undefined name `lst`
 }
+# HumanEval's own docstring examples that its canonical solution fails (dataset defects, left as published)
+HUMANEVAL_WRONG_EXAMPLES = {
+    "HumanEval/47": "median([-10, 4, 6, 1000, 10, 20]) shows 15.0; the median is 8.0",
+    "HumanEval/51": "an example with inconsistent indentation: not doctest syntax",
+    "HumanEval/65": "shows '\"21\"' where Python prints \"'21'\"",
+    "HumanEval/108": "'>>> count_nums([]) == 0' with no expected output (True is printed)",
+    "HumanEval/113": "shows a double-quoted string where Python prints single quotes",
+    "HumanEval/116": "'>>> sort_array(...) == [...]' with no expected output, and the comparison is False",
+    "HumanEval/128": "'>>> prod_signs(...) == -9' with no expected output",
+    "HumanEval/145": "'>>> order_by_points(...) == [...]' with no expected output",
+    "HumanEval/156": "'>>> int_to_mini_roman(19) == ...' with no expected output",
+    "HumanEval/162": "'>>> string_to_md5(...) == ...' with no expected output",
+}
 MBPP_FLOAT_FOR_INT = {"Mbpp/14": "240.0", "Mbpp/80": "35.0", "Mbpp/432": "20.0"}
 HUMANEVAL_ET_TOO_SLOW = {"HumanEval/39", "HumanEval/63"}  # inputs so large the canonical code times out
 
@@ -48,6 +61,17 @@ def test_every_canonical_solution_passes_its_own_hidden_tests(sandbox: Sandbox, 
 def test_a_wrong_solution_fails_every_humaneval_task(sandbox: Sandbox) -> None:
     passed = [t.task_id for t in tasks_of("humaneval") if score(sandbox, t, _wrong(t)).passed]
     assert passed == []
+
+
+def test_every_canonical_humaneval_solution_passes_its_prompts_examples(sandbox: Sandbox) -> None:
+    failing = {}
+    for task in tasks_of("humaneval"):
+        capsule = capsule_by_qualname(task.prompt, task.entry_point)
+        result = sandbox.run(Job(source=task.reference, doctest_targets=(task.entry_point,)))
+        if not result.passed or result.functions[0].attempted != len(capsule.examples):
+            failing[task.task_id] = result.functions[0].parse_error if result.functions else result.status
+    assert set(failing) == set(HUMANEVAL_WRONG_EXAMPLES)
+    assert "inconsistent leading whitespace" in failing["HumanEval/51"]
 
 
 def test_every_canonical_mbpp_solution_passes_the_one_example_its_stub_shows(sandbox: Sandbox) -> None:

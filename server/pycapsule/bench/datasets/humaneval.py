@@ -1,4 +1,5 @@
-"""HumanEval, HumanEval-ET and HumanEval+: the prompt is the dataset's own (signature + docstring stub).
+"""HumanEval, HumanEval-ET and HumanEval+: the prompt is the dataset's own (signature + docstring stub),
+with its prose examples written as doctests so the loop can run them (see `examples`).
 
 Only the hidden tests differ: HumanEval's `check(candidate)`, ET's `test_case_list` asserts, and
 EvalPlus's inputs compared against the canonical solution's outputs (with the task's `atol`).
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pycapsule.bench.datasets.examples import with_prose_examples_as_doctests
 from pycapsule.bench.datasets.files import field, records
 from pycapsule.bench.tasks import BenchTask
 
@@ -59,15 +61,17 @@ _pycapsule_plus_check()
 
 def _task(dataset: str, row: dict[str, Any], path: Path, hidden_test: str,
           timeout: float = 20.0) -> BenchTask:
-    prompt = field(row, "prompt", path)
+    entry_point = field(row, "entry_point", path)
+    prompt, rewritten = with_prose_examples_as_doctests(field(row, "prompt", path), entry_point)
     return BenchTask(
         dataset=dataset,
         task_id=field(row, "task_id", path),
-        entry_point=field(row, "entry_point", path),
+        entry_point=entry_point,
         prompt=prompt,
         hidden_test=hidden_test,
         reference=prompt + field(row, "canonical_solution", path),
         timeout=timeout,
+        notes=(f"{rewritten} prose examples rewritten as doctests",) if rewritten else (),
     )
 
 

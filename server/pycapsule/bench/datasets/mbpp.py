@@ -11,8 +11,8 @@ import ast
 import builtins
 import keyword
 from pathlib import Path
-from typing import Any
 
+from pycapsule.bench.datasets.examples import equality_example
 from pycapsule.bench.datasets.files import field, records
 from pycapsule.bench.tasks import BenchTask, DatasetError
 
@@ -57,20 +57,12 @@ def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name]
 
 
-def _repr_stable(value: Any, top: bool = True) -> bool:
-    """Values a correct answer prints as their repr: no floats (5 == 5.0), sets or dicts (order), and no
-    bare None (doctest prints nothing for it). Ints stay, though a float equal to one also passes the
-    assert: showing the value is worth that (3 sanitized MBPP references return 240.0 for 240)."""
-    if isinstance(value, bool | int | str) or (value is None and not top):
-        return True
-    return isinstance(value, list | tuple) and all(_repr_stable(v, top=False) for v in value)
-
-
 def example_doctest(test: str, entry_point: str) -> tuple[str, str]:
     """(source, want) of the doctest standing for an MBPP `assert` line.
 
-    `assert f(x) == <literal>` becomes `>>> f(x)` showing the literal's repr, so a wrong answer's
-    value is visible; any other assert becomes an expression whose expected output is `True`.
+    `assert f(x) == <literal>` becomes `>>> f(x)` showing the literal's repr when a right answer prints
+    exactly that, so a wrong answer's value is visible; any other assert becomes an expression whose
+    expected output is `True`.
     """
     try:
         tree = ast.parse(test.strip())
@@ -83,12 +75,9 @@ def example_doctest(test: str, entry_point: str) -> tuple[str, str]:
     if isinstance(check, ast.Compare) and len(check.ops) == 1 and isinstance(check.ops[0], ast.Eq):
         left, right = check.left, check.comparators[0]
         if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == entry_point:
-            try:
-                value = ast.literal_eval(right)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                value = float("nan")
-            if _repr_stable(value):
-                return ast.unparse(left), repr(value)
+            example = equality_example(ast.unparse(left), ast.unparse(right))
+            if example is not None:
+                return example
     if isinstance(check, ast.Compare):
         return ast.unparse(check), "True"
     return f"bool({ast.unparse(check)})", "True"
