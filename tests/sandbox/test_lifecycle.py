@@ -4,7 +4,10 @@ thread safety, and imports from the project and the user's installed packages.""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,39 @@ def test_a_project_only_its_owner_can_read_gets_a_warning_when_the_sandbox_uid_d
         assert result.warnings == ()
     else:
         assert any("not readable by others" in w for w in result.warnings), result.warnings
+
+
+@pytest.mark.docker
+def test_a_container_whose_owner_dies_without_closing_is_removed() -> None:
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run a Docker engine: {error}")
+        pytest.skip(f"no Docker engine: {error}")
+    owner_code = (
+        "from pycapsule.sandbox.select import open_sandbox\n"
+        "from pycapsule.sandbox.api import Job\n"
+        "sandbox = open_sandbox('docker')\n"
+        "print(sandbox.run(Job(source='import socket; print(socket.gethostname())')).stdout, flush=True)\n"
+        "import time\ntime.sleep(120)\n"
+    )
+    mine = {"label": "pycapsule.sandbox=worker"}
+
+    def containers() -> set[str]:
+        return {c.id for c in client.containers.list(all=True, filters=mine)}
+
+    before = containers()
+    owner = subprocess.Popen([sys.executable, "-c", owner_code], stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    assert owner.stdout.readline().strip() == "sandbox"
+    owners = containers() - before
+    assert len(owners) == 1
+    owner.kill()
+    owner.wait()
+    deadline = time.monotonic() + 15
+    while owners & containers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not owners & containers()

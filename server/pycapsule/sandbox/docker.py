@@ -154,13 +154,26 @@ class DockerSandbox(WarmSandbox):
             "working_dir": WORK_DIR,
             "hostname": "sandbox",
             "labels": {"pycapsule.sandbox": "worker"},
+            "auto_remove": True,
         }
         if project_root is not None:
             settings["volumes"] = {str(project_root): {"bind": PROJECT_DIR, "mode": "ro"}}
         return settings
 
+    def create_container(self, settings: dict[str, Any]) -> Any:
+        from docker.models.containers import _create_container_args
+
+        version = self.client.api._version
+        arguments = _create_container_args({"image": self.image, "version": version, **settings})
+        config = self.client.api.create_container_config(**arguments)
+        # The SDK has no switch for StdinOnce: when our attach connection goes (even if this process
+        # dies without closing), the worker reads end-of-file, exits, and auto_remove deletes the container.
+        config["StdinOnce"] = True
+        created = self.client.api.create_container_from_config(config)
+        return self.client.containers.get(created["Id"])
+
     def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
-        container = self.client.containers.create(self.image, **self.container_settings(project_root))
+        container = self.create_container(self.container_settings(project_root))
         try:
             transport = AttachTransport(self.client, container)
             container.start()

@@ -6,7 +6,6 @@ files or using the network: only for machines where no real sandbox can run, and
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import tempfile
@@ -23,7 +22,6 @@ WARNING = (
     "the unsafe-subprocess sandbox does not protect the file system or the network: "
     "the generated code can read, change and delete your files"
 )
-log = logging.getLogger(__name__)
 
 
 class UnsafeSandbox(WarmSandbox):
@@ -35,8 +33,7 @@ class UnsafeSandbox(WarmSandbox):
         self._scratch = tempfile.TemporaryDirectory(prefix="pycapsule-unsafe-")
 
     def run_warnings(self) -> tuple[str, ...]:
-        log.warning(WARNING)
-        return (WARNING,)
+        return (WARNING,)  # on every RunResult; the CLI and the language server show it each time
 
     def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
         work = tempfile.mkdtemp(dir=self._scratch.name)
