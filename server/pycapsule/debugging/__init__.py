@@ -7,3 +7,7 @@ class UnusableReply(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class SignatureMismatch(UnusableReply):
+    """The reply cannot be fitted into the user's function; `reason` is one sentence for the model."""
