@@ -126,7 +126,7 @@ def condense(result: RunResult, capsule: Capsule | None = None) -> str:
 def headline(result: RunResult) -> str:
     """One line for progress reports and diagnostics."""
     if result.status == "timeout":
-        return f"timed out after {result.duration:.0f} s"
+        return f"timed out after {result.duration:.0f} s" if result.duration >= 1 else "timed out"
     if result.status == "memory":
         return "ran out of memory"
     if result.status in ("killed", "crashed"):
