@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import doctest
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from pycapsule.capsule import Capsule, SourceLines, docstring_node, header_colon
 from pycapsule.debugging.source_text import dedent_code
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_JEDI_LOCK = threading.Lock()
+"""jedi keeps process-wide caches; generations run in worker threads, so one lookup at a time."""
 INIT_LINES_SHOWN = 15
 """A class's __init__ is shown whole up to this many lines: it tells which attributes exist."""
 
@@ -215,11 +218,17 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
         return None
     path = Path(capsule.path) if capsule.path else None
     try:
-        project = jedi.Project(path.parent if path else ".")
-        script = jedi.Script(capsule.module_source, path=path, project=project)
-        found_names = script.goto(row, column, follow_imports=True)
+        with _JEDI_LOCK:
+            project = jedi.Project(path.parent if path else ".")
+            script = jedi.Script(capsule.module_source, path=path, project=project)
+            found_names = script.goto(row, column, follow_imports=True)
+            return _describe(found_names, name)
     except Exception:  # jedi raises many kinds of internal errors on odd code; context is optional.
         return None
+
+
+def _describe(found_names: list, name: str) -> str | None:
+    """A found definition as '# from file.py' + its signature + first docstring line."""
     for definition in found_names:
         if definition.module_path is None:
             continue
