@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     _quiet_logging()
     try:
         target = parse_target(args.target)
+        original_bytes = target.path.read_bytes()  # first: a change after this is caught before writing
         source = read_source_file(target.path)
         qualnames = _qualnames(source.text, target)
     except UsageError as error:
@@ -71,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{message}.")
     except OSError as error:
         return _fail(f"cannot read {args.target}: {error.strerror or error}.")
-    original_bytes = target.path.read_bytes()
 
     overrides = {"max_attempts": args.max_attempts, "model": args.model, "sandbox": args.backend}
     loaded = load_settings(target.path, overrides)
@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     capsule = capsule_by_qualname(text, qualname, target.path)
                 except CapsuleError as error:  # an earlier target's change made this one unreadable
-                    outcomes.append(Outcome("error", error.message, None, (), 0, qualname))
+                    outcomes.append(Outcome("error", f"{qualname}: {error.message}", None, (), 0, qualname))
+                    progress.say(_outcome_line(outcomes[-1]))
                     continue
                 # a function that has a body is checked first and only fixed when its doctests fail
                 outcome = progress.follow(qualname, engine.generate(capsule, from_current_body=True))
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"pycapsule: {target.path} was not written: {error}", file=sys.stderr)
             outcomes.append(Outcome("error", str(error), None, (), 0, ""))
     passed = all(o.status == "passed" for o in outcomes)
-    _summary(outcomes, written, target.path)
+    if written:
+        print(f"pycapsule: wrote {target.path}", file=sys.stderr)
     if args.json:
         _print_json(target.path, outcomes, diff, written)
     elif not args.write:
@@ -155,14 +157,9 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _summary(outcomes: list[Outcome], written: bool, path: Path) -> None:
-    for outcome in outcomes:
-        if outcome.qualname:
-            tokens = outcome.usage.total_tokens
-            print(f"pycapsule: {outcome.status}: {outcome.message} "
-                  f"({outcome.seconds:.1f} s, {tokens} tokens)", file=sys.stderr)
-    if written:
-        print(f"pycapsule: wrote {path}", file=sys.stderr)
+def _outcome_line(outcome: Outcome) -> str:
+    tokens = outcome.usage.total_tokens
+    return f"{outcome.status}: {outcome.message} ({outcome.seconds:.1f} s, {tokens} tokens)"
 
 
 def _print_json(path: Path, outcomes: list[Outcome], diff: str, written: bool) -> int:
@@ -223,6 +220,8 @@ class _Progress:
             self.say(f"{qualname}: {event.reason}; retrying in {event.delay:.1f} s")
         elif isinstance(event, Notice):
             self.say(event.message)
+        elif isinstance(event, Finished):
+            self.say(_outcome_line(event.outcome))
 
     def close(self) -> None:
         pass
@@ -260,6 +259,7 @@ class _RichProgress(_Progress):
                 self.console.print(f"    {line}", markup=False, highlight=False)
         elif isinstance(event, Finished):
             self.close()
+            super().on_event(qualname, event)
         else:
             super().on_event(qualname, event)
 
