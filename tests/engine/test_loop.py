@@ -26,7 +26,7 @@ from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.select import open_sandbox
 
 from tests.engine.conftest import FAKE_KEY
-from tests.fakes.openai_server import Error, FakeOpenAI, Hang, Text
+from tests.fakes.openai_server import Error, FakeOpenAI, Hang, RecordedRequest, Text
 
 MODULE = '''"""A module with more than the target in it."""
 import os
@@ -327,3 +327,29 @@ def test_a_truncated_answer_is_told_to_be_shorter(
     assert outcome.status == "passed"
     assert "cut off at the token limit" in finished_attempts(events)[0].condensed
     assert "cut off at the token limit" in openai_server.chat_requests[1].messages[-1]["content"]
+
+
+def test_two_loops_at_once_share_one_engine(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "two.py"
+    path.write_text(MODULE + '\n\ndef neg(x):\n    """\n    >>> neg(2)\n    -2\n    """\n')
+
+    def answer(request: RecordedRequest) -> str:
+        neg = "```python\ndef neg(x):\n    return -x\n```"
+        return RIGHT if "def add" in request.messages[1]["content"] else neg
+
+    openai_server.responder = answer
+    source = path.read_text()
+    outcomes: dict[str, Outcome] = {}
+    with Engine(settings_for(openai_server), sandbox=sandbox) as engine:
+        def work(qualname: str) -> None:
+            events = list(engine.generate(capsule_by_qualname(source, qualname, path)))
+            outcomes[qualname] = events[-1].outcome
+
+        threads = [threading.Thread(target=work, args=(q,)) for q in ("add", "neg")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert {q: o.status for q, o in outcomes.items()} == {"add": "passed", "neg": "passed"}
+    assert "return -x" in outcomes["neg"].new_source and "return a + b" in outcomes["add"].new_source

@@ -134,3 +134,20 @@ def test_without_a_model_name_the_endpoints_first_model_is_used(openai_server: F
     p = programmer(openai_server.base_url, model=None)
     assert p.complete(MESSAGES).model == "fake-coder"
     assert openai_server.chat_requests[0].body["model"] == "fake-coder"
+
+
+def test_a_server_without_stream_options_is_asked_again_without_them(openai_server: FakeOpenAI) -> None:
+    openai_server.queue(Error(400, "Unrecognized request argument supplied: stream_options"),
+                        Text("ok then", usage=None))
+    p = programmer(openai_server.base_url)
+    reply = p.complete(MESSAGES)
+    assert reply.text == "ok then" and reply.usage.estimated
+    first, second = openai_server.chat_requests
+    assert "stream_options" in first.body and "stream_options" not in second.body
+
+
+def test_other_client_errors_are_not_retried(openai_server: FakeOpenAI) -> None:
+    openai_server.queue(Error(404, "model 'nope' not found"))
+    with pytest.raises(ModelError, match=r"does not know model 'fake-coder' \(404\)"):
+        programmer(openai_server.base_url).complete(MESSAGES)
+    assert len(openai_server.chat_requests) == 1
