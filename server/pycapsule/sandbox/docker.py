@@ -156,7 +156,7 @@ class DockerSandbox(WarmSandbox):
             "labels": {"pycapsule.sandbox": "worker"},
             "auto_remove": True,
         }
-        if project_root is not None:
+        if project_root is not None and project_root.is_dir():  # Docker would create a missing one
             settings["volumes"] = {str(project_root): {"bind": PROJECT_DIR, "mode": "ro"}}
         return settings
 

@@ -166,7 +166,11 @@ class WarmSandbox(ABC):
         return ""
 
     def root_warnings(self, root: Path | None) -> tuple[str, ...]:
-        if root is None or not self.foreign_uid:
+        if root is None:
+            return ()
+        if not root.is_dir():
+            return (f"the project directory {root} does not exist, so nothing can be imported from it",)
+        if not self.foreign_uid:
             return ()
         try:
             readable = root.stat().st_mode & 0o005 == 0o005
