@@ -195,7 +195,7 @@ def spin():
     elapsed = time.monotonic() - started
     assert result.status == "timeout"
     assert "spin()" in result.detail and "line 4" in result.detail, result.detail
-    assert elapsed < 1.5 + 2.5
+    assert elapsed < 1.5 + 10  # killed, not left to spin (a generous bound: this is not a speed test)
 
 
 def test_a_fork_bomb_hits_the_process_limit(sandbox: Sandbox) -> None:
@@ -416,9 +416,8 @@ try:
 except EOFError:
     print("EOF")
 """, timeout=5)
-    assert result.status == "ok"
+    assert result.status == "ok"  # a blocked read would have ended as a timeout
     assert result.stdout.split() == ["''", "EOF"]
-    assert result.duration < 4
 
 
 def test_threads_that_never_end_do_not_hold_the_job(sandbox: Sandbox) -> None:
@@ -433,8 +432,7 @@ def f():
     """
     return 2
 ''', timeout=10)
-    assert result.passed
-    assert result.duration < 5
+    assert result.passed  # a job held open by the thread would have ended as a timeout
 
 
 def test_files_left_in_tmp_do_not_reach_the_next_job(sandbox: Sandbox) -> None:
