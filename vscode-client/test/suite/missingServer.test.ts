@@ -32,6 +32,21 @@ describe('A server command that does not exist', () => {
     assert.match(api.statusText(), /· error$/);
   });
 
+  it('says why when the configured Python cannot run pycapsule', async () => {
+    const api = await activeApi();
+    // Node is certainly installed and certainly not a Python: "node -m pycapsule" fails at once.
+    await config().update('server.python', process.execPath, vscode.ConfigurationTarget.Workspace);
+    const error = await waitFor('the start error', () => {
+      const message = api.startError();
+      return message?.includes(process.execPath) ? message : undefined;
+    });
+    assert.ok(
+      error.startsWith(`PyCapsule cannot start its language server: "${process.execPath} -m pycapsule --version" failed (`),
+      error,
+    );
+    assert.match(error, /bad option: -m\); check "pycapsule\.server\.python"\.$/);
+  });
+
   it('starts again once the setting is mended', async () => {
     const api = await activeApi();
     await config().update('server.command', undefined, vscode.ConfigurationTarget.Workspace);
