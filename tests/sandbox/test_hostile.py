@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import socket
 import threading
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.limits import DEFAULT_LIMITS
+from pycapsule.sandbox.seccomp import ARCHES
 
 from .conftest import CONTAINED, run
 
@@ -504,3 +506,22 @@ except BlockingIOError:
     assert result.status == "ok", (result.status, result.detail)
     held = int(result.stdout)
     assert held * per_child < DEFAULT_LIMITS.sandbox_memory_bytes, held
+
+
+def test_new_user_namespaces_and_the_kernel_keyring_are_refused(sandbox: Sandbox) -> None:
+    keyctl = ARCHES[platform.machine()]["refused"]["keyctl"]
+    result = run(sandbox, f"""
+import ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER = 0x10000000
+print("userns", "created" if libc.unshare(CLONE_NEWUSER) == 0 else "refused")
+KEYCTL_JOIN_SESSION_KEYRING, SYS_keyctl = 1, {keyctl}
+print("keyring", "joined" if libc.syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) >= 0 else "refused")
+done = []
+thread = threading.Thread(target=lambda: done.append(1))
+thread.start()
+thread.join()
+print("threads", "work" if done else "broken")
+""")
+    lines = result.stdout.splitlines()
+    assert lines == ["userns refused", "keyring refused", "threads work"], result.stdout

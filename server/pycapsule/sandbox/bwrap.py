@@ -26,6 +26,7 @@ from pycapsule.sandbox.host_python import clean_import_path, covering_dirs, inte
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.local_process import ProcessTransport
 from pycapsule.sandbox.protocol import BOOTSTRAP, Transport
+from pycapsule.sandbox.seccomp import filter_program
 from pycapsule.sandbox.warm import WarmSandbox
 
 WORK_DIR = "/sandbox-work"
@@ -121,7 +122,7 @@ class BwrapSandbox(WarmSandbox):
             )
         return ""
 
-    def command(self, project_root: Path | None) -> list[str]:
+    def command(self, project_root: Path | None, seccomp_fd: int | None = None) -> list[str]:
         scratch = str(self.limits.scratch_bytes)
         args = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv",
                 "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
@@ -143,6 +144,8 @@ class BwrapSandbox(WarmSandbox):
         for path in covering_dirs(roots):
             plan.ro_bind(path)
         args += plan.args
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--remount-ro", "/", "--chdir", WORK_DIR, "--", interpreter(), "-I", "-c", BOOTSTRAP]
         return args
 
@@ -161,13 +164,24 @@ class BwrapSandbox(WarmSandbox):
         else:
             # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
             limits["processes"] = user_process_count() + self.limits.processes
-        command = self.command(project_root)
+        program = filter_program()
+        seccomp_fd = None
+        if program is not None:
+            seccomp_fd, write_end = os.pipe()
+            os.write(write_end, program)
+            os.close(write_end)
+        command = self.command(project_root, seccomp_fd)
         self._launches += 1
         cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
                                self.limits.sandbox_memory_bytes, self.limits.processes + 8)
         if cgroup is not None:
             # The shell joins the cgroup, then becomes bwrap: everything in the sandbox starts inside it.
             command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--", *command]
-        transport = ProcessTransport(command, env={"PATH": os.defpath},
-                                     on_kill=cgroup.remove if cgroup is not None else None)
+        try:
+            transport = ProcessTransport(command, env={"PATH": os.defpath},
+                                         pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+                                         on_kill=cgroup.remove if cgroup is not None else None)
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         return transport, init
