@@ -7,9 +7,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from pycapsule.capsule import Capsule
 from pycapsule.lsp.diagnostics import SOURCE
-from pycapsule.lsp.documents import ParsedDocument
+from pycapsule.lsp.documents import FunctionOutline, ParsedDocument
 from pycapsule.lsp.server import PycapsuleServer
 
 GENERATE_TITLE = "Generate & self-debug"
@@ -27,7 +26,7 @@ def register(server: PycapsuleServer) -> None:
         types.CodeActionOptions(code_action_kinds=[GENERATE_KIND, FIX_KIND], resolve_provider=False),
     )
     def code_action(ls: PycapsuleServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        document = ls.parsed(params.text_document.uri)
+        document = ls.parsed_near(params.text_document.uri, params.range.start.line)
         if document.syntax_error is not None:
             return None
         actions = [*_generate_actions(ls, document, params), *_fix_actions(ls, document, params)]
@@ -37,7 +36,7 @@ def register(server: PycapsuleServer) -> None:
         return actions or None
 
 
-def target_arguments(document: ParsedDocument, capsule: Capsule) -> list[Any]:
+def target_arguments(document: ParsedDocument, capsule: FunctionOutline) -> list[Any]:
     return [{"uri": document.uri, "qualname": capsule.qualname, "version": document.version}]
 
 
@@ -53,7 +52,7 @@ def _tags(ls: PycapsuleServer) -> list[types.CodeActionTag] | None:
 def _generate_actions(
     ls: PycapsuleServer, document: ParsedDocument, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    capsule = document.capsule_at_line(params.range.start.line)
+    capsule = document.function_at_line(params.range.start.line)
     if capsule is None or not capsule.is_stub:
         return []
     if ls.runs.running(document.uri, capsule.qualname):
@@ -79,7 +78,7 @@ def _fix_actions(
             by_function.setdefault(capsule.qualname, []).append(diagnostic)
     actions = []
     for qualname, diagnostics in by_function.items():
-        capsule = document.by_qualname(qualname)
+        capsule = document.function(qualname)
         if capsule is None or ls.runs.running(document.uri, qualname):
             continue
         title = f"Self-debug `{capsule.name}` (doctests failing)"
@@ -99,11 +98,11 @@ def _fix_actions(
     return actions
 
 
-def _diagnosed_capsule(document: ParsedDocument, diagnostic: types.Diagnostic) -> Capsule | None:
+def _diagnosed_capsule(document: ParsedDocument, diagnostic: types.Diagnostic) -> FunctionOutline | None:
     data = diagnostic.data
     if isinstance(data, dict) and isinstance(data.get("qualname"), str):
-        found = document.by_qualname(data["qualname"])
+        found = document.function(data["qualname"])
         if found is not None:
             return found
     # Some clients drop `data`; the diagnostic's line still says whose doctest failed.
-    return document.capsule_at_line(diagnostic.range.start.line)
+    return document.function_at_line(diagnostic.range.start.line)

@@ -12,13 +12,14 @@ busy (already running) or error. `$/cancelRequest` on that request stops the run
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from pycapsule.capsule import Capsule
+from pycapsule.capsule import CapsuleError
 from pycapsule.lsp.actions import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
-from pycapsule.lsp.documents import ParsedDocument
+from pycapsule.lsp.documents import FunctionOutline, ParsedDocument
 from pycapsule.lsp.runs import Mode
 from pycapsule.lsp.server import PycapsuleServer
 
@@ -59,22 +60,22 @@ def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:
     return target
 
 
-def _capsule(ls: PycapsuleServer, document: ParsedDocument, target: dict[str, Any]) -> Capsule:
+def _function(document: ParsedDocument, target: dict[str, Any]) -> FunctionOutline:
     if document.syntax_error is not None:
         raise _invalid(f"{document.uri} cannot be parsed: {document.syntax_error.message}")
     qualname = target.get("qualname")
     if isinstance(qualname, str):
-        capsule = document.by_qualname(qualname)
-        if capsule is None:
+        function = document.function(qualname)
+        if function is None:
             raise _invalid(f"There is no function `{qualname}` in {document.uri}.")
-        return capsule
+        return function
     position = target.get("position")
     if not (isinstance(position, dict) and isinstance(position.get("line"), int)):
         raise _invalid('The command needs a "qualname" or a "position" {"line", "character"}.')
-    capsule = document.capsule_at_line(position["line"])
-    if capsule is None:
+    function = document.function_at_line(position["line"])
+    if function is None:
         raise _invalid(f"There is no function at line {position['line'] + 1} of {document.uri}.")
-    return capsule
+    return function
 
 
 async def _start(ls: PycapsuleServer, arguments: tuple[Any, ...], mode: Mode) -> dict[str, Any]:
@@ -83,7 +84,14 @@ async def _start(ls: PycapsuleServer, arguments: tuple[Any, ...], mode: Mode) ->
         document = ls.parsed(target["uri"])
     except (OSError, UnicodeDecodeError) as exc:
         raise _invalid(f"{target['uri']} cannot be read: {exc}") from None
-    capsule = _capsule(ls, document, target)
-    if mode == "generate" and not capsule.is_stub:
-        raise _invalid(f"`{capsule.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
-    return await ls.runs.run(document, capsule, mode, request_id=ls.protocol.msg_id)
+    function = _function(document, target)
+    if mode == "generate" and not function.is_stub:
+        raise _invalid(f"`{function.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
+    request_id = ls.protocol.msg_id
+    try:
+        capsule = await asyncio.get_running_loop().run_in_executor(None, document.capsule, function.qualname)
+    except CapsuleError as exc:
+        raise _invalid(exc.message) from None
+    if capsule is None:
+        raise _invalid(f"There is no function `{function.qualname}` in {document.uri}.")
+    return await ls.runs.run(document, capsule, mode, request_id=request_id)

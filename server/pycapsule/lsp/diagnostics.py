@@ -73,6 +73,13 @@ def _raised_inside(failure: ExampleFailure, capsule: Capsule) -> int | None:
     return None
 
 
+def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
+    """Off the event loop: the functions whose doctests count, and their content keys."""
+    checked = [c for c in document.capsules() if (c.examples or c.doctest_error) and not c.is_stub]
+    keys = ModuleKeys(document.text)
+    return checked, {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
+
+
 class DoctestDiagnostics:
     def __init__(self, server: PycapsuleServer) -> None:
         self._server = server
@@ -137,12 +144,14 @@ class DoctestDiagnostics:
         if document.syntax_error is not None:
             self.clear(document.uri)  # old lines no longer mean anything; the syntax error is the editor's
             return
-        checked = [c for c in document.capsules if (c.examples or c.doctest_error) and not c.is_stub]
+        if ">>>" not in document.text:  # no doctests: nothing to parse, nothing to run
+            self.clear(document.uri)
+            return
+        loop = asyncio.get_running_loop()
+        checked, key_of = await loop.run_in_executor(self._jobs, _plan, document)
         if not checked:
             self.clear(document.uri)
             return
-        keys = ModuleKeys(document.text)
-        key_of = {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
         missing = [c for c in checked if key_of[c.qualname] not in self._results and not c.doctest_error]
         extra: list[types.Diagnostic] = []
         if missing:

@@ -21,22 +21,24 @@ class ModuleKeys:
 
     def __init__(self, source: str) -> None:
         tree = ast.parse(source)
+        lines = source.splitlines(keepends=True)
         self._definitions: dict[str, str] = {}
         self._names: dict[str, set[str]] = {}
         self._lines: list[tuple[int, int, str]] = []
         top_level: list[str] = []
         for node in tree.body:
-            text = ast.get_source_segment(source, node, padded=True) or ""
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            last = node.end_lineno or node.lineno
+            # Whole lines (ast.get_source_segment re-splits the source on every call: quadratic).
+            text = "".join(lines[first - 1 : last])
             if isinstance(node, _DEFINITIONS):
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                decorators = "".join(ast.get_source_segment(source, d) or "" for d in node.decorator_list)
                 # A name defined twice depends on both texts: the later one wins at run time.
-                self._definitions[node.name] = self._definitions.get(node.name, "") + decorators + "\n" + text
-                self._names.setdefault(node.name, set()).update(_IDENTIFIER.findall(decorators + text))
-                self._lines.append((first, node.end_lineno or node.lineno, node.name))
+                self._definitions[node.name] = self._definitions.get(node.name, "") + text
+                self._names.setdefault(node.name, set()).update(_IDENTIFIER.findall(text))
+                self._lines.append((first, last, node.name))
             else:
                 top_level.append(text)
-        self._top_level = "\n".join(top_level)
+        self._top_level = "".join(top_level)
 
     def _outer_definition(self, def_line: int) -> str | None:
         for first, last, name in self._lines:

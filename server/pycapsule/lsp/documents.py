@@ -1,61 +1,173 @@
-"""The open documents as parsed capsules, parsed once per document version.
+"""The open documents, parsed once per version: a cheap outline for the requests editors send on
+every cursor move (code actions, hover), full capsules only when a run or a doctest check needs them.
 
-Code actions and hover are asked for on every cursor move; parsing a 3,000-line module each time
-would blow their latency budget, so the capsules of the latest version of each document are kept.
+The outline is one `ast.parse` (no tokenizing, no doctest parsing), which keeps a code action on
+a freshly edited 3,000-line module within its latency budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
+import re
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec
 
-from pycapsule.capsule import Capsule, CapsuleError, read_capsules
+from pycapsule.capsule import (
+    Capsule,
+    CapsuleError,
+    docstring_node,
+    is_stub_statement,
+    parse_module,
+    read_capsules,
+)
 from pycapsule.lsp.positions import LineIndex
+
+_DEF_KEYWORD = re.compile(r"(?:async\s+)?def\s+")
+_DEFINITION_START = re.compile(r"@|def\s|async\s+def\s|class\s")
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 @dataclass(frozen=True)
+class FunctionOutline:
+    qualname: str
+    name: str
+    first_line: int
+    """1-based, the first decorator's line (as Capsule.def_line)."""
+    end_line: int
+    name_line: int
+    """0-based line of the name in the `def` line."""
+    name_column: int
+    """Column of the name, in characters."""
+    is_stub: bool
+
+
+def _outline(module: ast.Module, index: LineIndex) -> tuple[FunctionOutline, ...]:
+    """Every function with the qualname rules of pycapsule.capsule (classes and functions nest names;
+    if/try/with/for/match blocks do not)."""
+    found: list[FunctionOutline] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in _children(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = f"{prefix}{child.name}"
+                found.append(_function(child, qualname, index))
+                visit(child, f"{qualname}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(module, "")
+    return tuple(found)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    children: list[ast.AST] = []
+    for name in _BLOCK_FIELDS:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            children.extend(
+                item for item in value if isinstance(item, ast.stmt | ast.excepthandler | ast.match_case)
+            )
+    return children
+
+
+def _function(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, index: LineIndex
+) -> FunctionOutline:
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    text = index.line_text(node.lineno - 1)
+    keyword = _DEF_KEYWORD.match(text, len(text) - len(text.lstrip()))  # a `def` only follows indentation
+    column = keyword.end() if keyword else max(text.find(node.name), 0)
+    rest = node.body[1:] if docstring_node(node) is not None else node.body
+    return FunctionOutline(
+        qualname=qualname,
+        name=node.name,
+        first_line=first,
+        end_line=node.end_lineno or node.lineno,
+        name_line=node.lineno - 1,
+        name_column=column,
+        is_stub=all(is_stub_statement(statement) for statement in rest),
+    )
+
+
+@dataclass
 class ParsedDocument:
     uri: str
     version: int | None
     text: str
     path: Path | None
-    capsules: tuple[Capsule, ...]
-    syntax_error: CapsuleError | None
     index: LineIndex
+    outline: tuple[FunctionOutline, ...]
+    syntax_error: CapsuleError | None
+    _capsules: tuple[Capsule, ...] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def capsule_at_line(self, line0: int) -> Capsule | None:
-        """The innermost function whose lines (decorators to last body line) contain the 0-based line."""
+    def function_at_line(self, line0: int) -> FunctionOutline | None:
+        """The innermost function whose lines (decorators to last body line) hold the 0-based line."""
         line = line0 + 1
-        inside = [c for c in self.capsules if c.def_line <= line <= c.end_line]
-        return max(inside, key=lambda c: c.def_line, default=None)
+        inside = [f for f in self.outline if f.first_line <= line <= f.end_line]
+        return max(inside, key=lambda f: f.first_line, default=None)
 
-    def capsule_named_at(self, line0: int, character: int) -> Capsule | None:
-        """The function whose name (in its `def` line) is under the position, for hover."""
-        for capsule in self.capsules:
-            name_line, name_column = name_position(capsule)
-            if name_line == line0 and name_column <= character <= name_column + len(capsule.name):
-                return capsule
+    def function_named_at(self, line0: int, character: int) -> FunctionOutline | None:
+        for function in self.outline:
+            if (
+                function.name_line == line0
+                and function.name_column <= character <= function.name_column + len(function.name)
+            ):
+                return function
         return None
 
-    def by_qualname(self, qualname: str) -> Capsule | None:
-        return next((c for c in self.capsules if c.qualname == qualname), None)
+    def function(self, qualname: str) -> FunctionOutline | None:
+        return next((f for f in self.outline if f.qualname == qualname), None)
+
+    def capsules(self) -> tuple[Capsule, ...]:
+        """The full capsules (tokenized headers, doctest examples); computed once, thread-safe."""
+        with self._lock:
+            if self._capsules is None:
+                self._capsules = (
+                    tuple(read_capsules(self.text, self.path)) if self.syntax_error is None else ()
+                )
+            return self._capsules
+
+    def capsule(self, qualname: str) -> Capsule | None:
+        return next((c for c in self.capsules() if c.qualname == qualname), None)
 
 
-def name_position(capsule: Capsule) -> tuple[int, int]:
-    """0-based line and column (in characters) of the function's name in its `def` line."""
-    header_lines = capsule.header.splitlines()
-    for number, text in enumerate(header_lines):
-        stripped = text.lstrip()
-        for keyword in ("async def ", "def "):
-            if stripped.startswith(keyword):
-                column = len(text) - len(stripped) + len(keyword)
-                column = text.index(capsule.name, column)
-                return capsule.def_line - 1 + number, column
-    return capsule.def_line - 1, 0
+def _starts_statement(line: str) -> bool:
+    return bool(line) and not line[0].isspace() and not line.startswith("#")
+
+
+def local_outline(text: str, index: LineIndex, line0: int) -> tuple[FunctionOutline, ...] | None:
+    """The functions of the top-level definition holding `line0`, parsed on their own: what a code
+    action right after an edit needs, at a fraction of a whole-module parse. None when the definition
+    cannot be isolated (the caller then parses the whole module)."""
+    lines = len(index.starts)
+    start = min(line0, lines - 1)
+    while start >= 0 and not _starts_statement(index.line_text(start)):
+        start -= 1
+    while start > 0 and index.line_text(start - 1).startswith("@"):
+        start -= 1
+    if start < 0 or not _DEFINITION_START.match(index.line_text(start)):
+        return None
+    header = start
+    while header < lines and index.line_text(header).startswith("@"):
+        header += 1
+    end = max(header, line0) + 1
+    while end < lines and not _starts_statement(index.line_text(end)):
+        end += 1
+    chunk = text[index.starts[start] : index.starts[end] if end < lines else len(text)]
+    try:
+        module = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ast.increment_lineno(module, start)
+    return _outline(module, index)
 
 
 def document_path(uri: str) -> Path | None:
@@ -63,7 +175,19 @@ def document_path(uri: str) -> Path | None:
     return Path(path) if path else None
 
 
+def parse_text(uri: str, version: int | None, text: str, codec: PositionCodec) -> ParsedDocument:
+    index = LineIndex(text, codec)
+    try:
+        module, error = parse_module(text), None
+    except CapsuleError as exc:
+        module, error = None, exc
+    outline = _outline(module, index) if module is not None else ()
+    return ParsedDocument(uri, version, text, document_path(uri), index, outline, error)
+
+
 class DocumentCache:
+    """The latest parse of each document, reused while its version and text stay the same."""
+
     def __init__(self) -> None:
         self._latest: dict[str, ParsedDocument] = {}
 
@@ -76,14 +200,20 @@ class DocumentCache:
         self._latest[document.uri] = parsed
         return parsed
 
+    def near(self, document: TextDocument, codec: PositionCodec, line0: int) -> ParsedDocument:
+        """For requests about one position: the latest parse when it is current, else only the
+        definition around `line0` (falling back to a whole parse when that cannot be isolated)."""
+        text = document.source
+        cached = self._latest.get(document.uri)
+        if cached is not None and cached.version == document.version and cached.text == text:
+            return cached
+        index = LineIndex(text, codec)
+        outline = local_outline(text, index, line0)
+        if outline is None:
+            return self.parse(document, codec)
+        return ParsedDocument(
+            document.uri, document.version, text, document_path(document.uri), index, outline, None
+        )
+
     def forget(self, uri: str) -> None:
         self._latest.pop(uri, None)
-
-
-def parse_text(uri: str, version: int | None, text: str, codec: PositionCodec) -> ParsedDocument:
-    path = document_path(uri)
-    try:
-        capsules, error = tuple(read_capsules(text, path)), None
-    except CapsuleError as exc:
-        capsules, error = (), exc
-    return ParsedDocument(uri, version, text, path, capsules, error, LineIndex(text, codec))

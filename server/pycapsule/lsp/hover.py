@@ -8,7 +8,6 @@ import time
 from lsprotocol import types
 
 from pycapsule.history import AttemptRecord, History
-from pycapsule.lsp.documents import name_position
 from pycapsule.lsp.server import PycapsuleServer
 
 SHOWN = 10
@@ -19,13 +18,13 @@ def register(server: PycapsuleServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: PycapsuleServer, params: types.HoverParams) -> types.Hover | None:
-        document = ls.parsed(params.text_document.uri)
+        document = ls.parsed_near(params.text_document.uri, params.position.line)
         position = params.position
         column = (
             document.index.offset(position)
             - document.index.starts[min(position.line, len(document.index.starts) - 1)]
         )
-        capsule = document.capsule_named_at(position.line, column)
+        capsule = document.function_named_at(position.line, column)
         if capsule is None:
             return None
         if not history:
@@ -33,8 +32,7 @@ def register(server: PycapsuleServer) -> None:
         records = history[0].attempts(document.path, capsule.qualname, limit=SHOWN)
         if not records:
             return None
-        line0, column = name_position(capsule)
-        start = document.index.starts[line0] + column
+        start = document.index.starts[capsule.name_line] + capsule.name_column
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render(capsule.name, records)),
             range=document.index.range(start, start + len(capsule.name)),

@@ -50,6 +50,13 @@ class LineIndex:
             units += self.codec.impl.code_units_for_char(char)
         return start + len(line_text)
 
+    def line_text(self, line0: int) -> str:
+        """One 0-based line without its line end ('' past the end)."""
+        if not 0 <= line0 < len(self.starts):
+            return ""
+        end = self.starts[line0 + 1] if line0 + 1 < len(self.starts) else len(self.text)
+        return _LINE_END.sub("", self.text[self.starts[line0] : end])
+
     def line_range(self, line0: int) -> types.Range:
         """The whole of one 0-based line, without its line end."""
         line0 = max(0, min(line0, len(self.starts) - 1))

@@ -62,6 +62,12 @@ class PycapsuleServer(LanguageServer):
     def parsed(self, uri: str) -> ParsedDocument:
         return self.documents.parse(self.workspace.get_text_document(uri), self.workspace.position_codec)
 
+    def parsed_near(self, uri: str, line0: int) -> ParsedDocument:
+        """Enough of the document to answer a request at `line0` quickly (see DocumentCache.near)."""
+        return self.documents.near(
+            self.workspace.get_text_document(uri), self.workspace.position_codec, line0
+        )
+
     def apply_settings(self) -> None:
         from pycapsule.lsp.settings import resolve
 
