@@ -287,7 +287,7 @@ def run_doctests(targets, tree, module, path, lines, report):
 def run_job_in_child(job, path, report=send_report):
     source = job["source"]
     lines = source.splitlines()
-    with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
         handle.write(source)
     linecache.clearcache()
     try:
@@ -655,7 +655,7 @@ class Child:
     def start(self, job):
         """Hand the job over; False when the child died while it waited."""
         try:
-            data = json.dumps(job, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            data = json.dumps(job).encode("ascii")  # escapes keep lone surrogates intact
             view = memoryview(data)
             while view:
                 view = view[os.write(self.job_w, view):]
