@@ -47,6 +47,7 @@ pycapsule_sandbox_setup() {
   if ! pycapsule_docker_ping && command -v dockerd >/dev/null && [ "$(id -u)" = 0 ]; then
     pycapsule_stop_dockerd
     mkdir -p "$PYCAPSULE_DOCKERD_DIR/data" "$PYCAPSULE_DOCKERD_DIR/exec"
+    rm -f "$PYCAPSULE_DOCKERD_DIR/docker.sock"  # a stale socket from a killed engine blocks the new one
     setsid dockerd --data-root "$PYCAPSULE_DOCKERD_DIR/data" --exec-root "$PYCAPSULE_DOCKERD_DIR/exec" \
       -H "$DOCKER_HOST" --pidfile "$PYCAPSULE_DOCKERD_DIR/dockerd.pid" \
       --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
