@@ -85,31 +85,28 @@ def snake_case(key: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
 
 
+def _folders_up(start: Path) -> list[Path]:
+    """`start` (or its folder, for a file) and every folder above it."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    return [here, *here.parents]
+
+
 def find_pyproject(start: Path | None) -> Path | None:
     """The nearest pyproject.toml at or above `start` (a file or a directory)."""
     if start is None:
         return None
-    here = start.resolve()
-    if not here.is_dir():
-        here = here.parent
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((f / "pyproject.toml" for f in _folders_up(start) if (f / "pyproject.toml").is_file()), None)
 
 
 def project_root(path: Path | None) -> Path | None:
     """The folder of the nearest pyproject.toml or .git above `path`, else the file's own folder."""
     if path is None:
         return None
-    here = path.resolve()
-    if not here.is_dir():
-        here = here.parent
-    for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            return folder
-    return here
+    folders = _folders_up(path)
+    marked = (f for f in folders if (f / "pyproject.toml").is_file() or (f / ".git").exists())
+    return next(marked, folders[0])
 
 
 def _from_pyproject(path: Path, warnings: list[str]) -> dict[str, Any]:

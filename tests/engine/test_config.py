@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pycapsule.config import DEFAULTS, load_settings
+from pycapsule.config import DEFAULTS, load_settings, project_root
 
 SECRET = "sk-very-secret-key"
 
@@ -70,3 +70,14 @@ def test_an_invalid_key_value_is_not_echoed(tmp_path: Path) -> None:
     assert loaded.settings.api_key is None
     assert any("'api_key' = (hidden)" in w for w in loaded.warnings)
     assert not any("12345" in w for w in loaded.warnings)
+
+
+def test_the_project_root_is_the_nearest_marked_folder(tmp_path: Path) -> None:
+    module = project(tmp_path, "")
+    assert project_root(module) == tmp_path
+    loose = tmp_path / "elsewhere"
+    loose.mkdir()
+    (loose / ".git").mkdir()
+    (loose / "deep").mkdir()
+    assert project_root(loose / "deep" / "m.py") == loose
+    assert project_root(None) is None
