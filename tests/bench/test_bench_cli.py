@@ -157,6 +157,7 @@ def test_an_unreachable_model_stops_the_run_and_records_nothing(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("PYCAPSULE_MODEL", "fake-coder")
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nmodel_retries = 0\n")  # fail fast
     code = main(["bench", "humaneval", "--limit", "3", "--out", str(tmp_path / "r")])
     assert code == 1
     error = capsys.readouterr().err

@@ -112,6 +112,26 @@ def _contingency_table(runs: list[RunSummary]) -> list[str]:
     return lines
 
 
+def _diagnosis_table(runs: list[RunSummary]) -> list[str]:
+    lines = [
+        "",
+        "## Where the failures come from (evidence for the notes)",
+        "",
+        "| model | dataset | mode | hidden tests raised | last attempt on the examples | retries "
+        "| retries that repeated earlier code | tasks gained by a retry |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+
+    def counts(values: dict[str, int]) -> str:
+        return ", ".join(f"{kind} {count}" for kind, count in values.items()) or "-"
+
+    for r in runs:
+        d = r.diagnosis
+        lines.append(f"| {r.model} | {r.dataset} | {r.mode} | {counts(d.hidden_failures)} "
+                     f"| {counts(d.last_verdicts)} | {d.retries} | {d.repeated} | {d.gained_by_retry} |")
+    return lines
+
+
 def _provenance(runs: list[RunSummary]) -> list[str]:
     lines = ["", "## How each run was made", ""]
     for r in runs:
@@ -139,6 +159,7 @@ def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:
         *_gain_table(runs),
         *_attempt_table(runs),
         *_contingency_table(runs),
+        *_diagnosis_table(runs),
         *_provenance(runs),
     ]
     if plots:

@@ -11,6 +11,45 @@ from pycapsule.bench.records import TaskRecord
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """Evidence for what limits a run, from the per-task records."""
+
+    hidden_failures: dict[str, int]
+    """Failed tasks by what the hidden tests raised (AssertionError, NameError, timeout...)."""
+    last_verdicts: dict[str, int]
+    """Failed tasks by their last attempt's verdict on the prompt's examples."""
+    retries: int
+    """Attempts after the first."""
+    repeated: int
+    """Of those, attempts whose code was exactly an earlier attempt's code for the same task."""
+    gained_by_retry: int
+    """Tasks that passed the hidden tests with the code of a later attempt."""
+
+
+def _kind(text: str) -> str:
+    """The category of a headline or failure detail: its words before the first ':' or digit."""
+    if not text:
+        return "passed"
+    head = text.split(":")[0]
+    for stop in (" at line", " after", " (", " ["):
+        head = head.split(stop)[0]
+    return head.strip() or "?"
+
+
+def diagnose(records: list[TaskRecord]) -> Diagnosis:
+    failed = [r for r in records if r.status == "failed"]
+    repeated = sum(1 for r in records for index, code in enumerate(r.codes) if code in r.codes[:index])
+    return Diagnosis(
+        hidden_failures=dict(Counter(_kind(r.detail) for r in failed).most_common()),
+        last_verdicts=dict(Counter(_kind(r.headlines[-1]) if r.headlines else "no attempt"
+                                   for r in failed).most_common()),
+        retries=sum(max(0, len(r.codes) - 1) for r in records),
+        repeated=repeated,
+        gained_by_retry=sum(1 for r in records if r.passed and r.attempts > 1),
+    )
+
+
+@dataclass(frozen=True)
 class RunSummary:
     dataset: str
     mode: str
@@ -33,6 +72,7 @@ class RunSummary:
     mean_task_seconds: float
     wall_seconds: float
     manifest: dict[str, Any]
+    diagnosis: Diagnosis
 
     @property
     def pass_at_1(self) -> float:
@@ -82,4 +122,5 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         mean_task_seconds=average([r.generation_seconds + r.score_seconds for r in scored]),
         wall_seconds=float(manifest.get("wall_seconds", 0.0)),
         manifest=manifest,
+        diagnosis=diagnose(scored),
     )
