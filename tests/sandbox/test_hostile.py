@@ -525,3 +525,22 @@ print("threads", "work" if done else "broken")
 """)
     lines = result.stdout.splitlines()
     assert lines == ["userns refused", "keyring refused", "threads work"], result.stdout
+
+
+def test_a_job_the_whole_sandbox_limit_kills_is_reported_as_memory(sandbox: Sandbox) -> None:
+    # The job is the largest process when the sandbox fills up, so it is the one the kernel kills.
+    result = run(sandbox, f"""
+import os, time
+read, write = os.pipe()
+for _ in range(2):
+    if os.fork() == 0:
+        block = bytearray({200 * 1024 * 1024})
+        os.write(write, b"+")
+        time.sleep(30)
+        os._exit(0)
+os.read(read, 1), os.read(read, 1)
+hog = bytearray({700 * 1024 * 1024})  # under the per-process limit; with the children, over the sandbox's
+print("survived")
+""", timeout=20)
+    assert "survived" not in result.stdout
+    assert result.status == "memory", (result.status, result.detail)

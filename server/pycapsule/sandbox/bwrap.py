@@ -180,7 +180,8 @@ class BwrapSandbox(WarmSandbox):
         try:
             transport = ProcessTransport(command, env={"PATH": os.defpath},
                                          pass_fds=() if seccomp_fd is None else (seccomp_fd,),
-                                         on_kill=cgroup.remove if cgroup is not None else None)
+                                         on_kill=cgroup.remove if cgroup is not None else None,
+                                         oom_kills=cgroup.oom_kills if cgroup is not None else None)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)

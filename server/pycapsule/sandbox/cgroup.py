@@ -24,6 +24,20 @@ class SandboxCgroup:
     def __init__(self, directories: list[Path]):
         self.directories = directories
 
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel has killed in this cgroup for want of memory."""
+        for directory in self.directories:
+            for name in ("memory.events", "memory.oom_control"):
+                try:
+                    text = (directory / name).read_text()
+                except OSError:
+                    continue
+                for line in text.splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip().isdigit():
+                        return int(value)
+        return None
+
     @property
     def procs_files(self) -> list[str]:
         return [str(d / "cgroup.procs") for d in self.directories]

@@ -25,8 +25,10 @@ class ProcessTransport(Transport):
         cwd: str | None = None,
         pass_fds: Sequence[int] = (),
         on_kill: Callable[[], None] | None = None,
+        oom_kills: Callable[[], int | None] | None = None,
     ):
         self._on_kill = on_kill
+        self._oom_kills = oom_kills
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         try:
             self.process = subprocess.Popen(
@@ -79,6 +81,9 @@ class ProcessTransport(Transport):
         if self._on_kill is not None:
             self._on_kill()
             self._on_kill = None
+
+    def oom_kills(self) -> int | None:
+        return self._oom_kills() if self._oom_kills is not None else None
 
     def diagnostics(self) -> str:
         try:

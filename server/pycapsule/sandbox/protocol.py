@@ -67,6 +67,10 @@ class Transport(ABC):
         """What the worker printed on its own stderr (for 'could not start' messages)."""
         return ""
 
+    def oom_kills(self) -> int | None:
+        """Processes the kernel killed in this sandbox for want of memory, when the backend can tell."""
+        return None
+
 
 class Channel:
     """Frames on top of a transport."""

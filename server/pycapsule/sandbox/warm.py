@@ -7,6 +7,7 @@ protocol, host-side deadlines, output caps and restarts live here, once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -107,10 +108,15 @@ class WarmWorker:
         started = time.monotonic()
         deadline = started + job.timeout + DEADLINE_GRACE
         max_reply = 8 * job.output_limit + (32 << 20)
+        oom_before = self.transport.oom_kills()
         try:
             self.channel.send(job_message(job))
             reply = self.channel.receive(deadline, max_reply)
             result = run_result(reply, job, time.monotonic() - started, warnings)
+            oom_after = self.transport.oom_kills()
+            if result.status == "killed" and oom_before is not None and oom_after != oom_before:
+                result = dataclasses.replace(result, status="memory",
+                                             detail="killed by the memory limit of the whole sandbox")
         except WorkerTimeout:
             self.kill()
             return self._failure("timeout", started, warnings,

@@ -674,6 +674,7 @@ class Child:
 def run_job(job, config, child):
     """Run the job in the waiting child; the reply, or None when the child was already dead."""
     started = time.monotonic()
+    oom_before = oom_kill_count()
     if not child.start(job):
         child.close()
         return None
@@ -692,7 +693,26 @@ def run_job(job, config, child):
             pass
     drain(captures)
     child.close()
-    return build_reply(job, config, status, stdout, stderr, report)
+    reply = build_reply(job, config, status, stdout, stderr, report)
+    if reply["status"] == "killed" and oom_before is not None and oom_kill_count() != oom_before:
+        reply["status"] = "memory"
+        reply["detail"] = "killed by the memory limit of the whole sandbox"
+    return reply
+
+
+def oom_kill_count():
+    """The kernel's count of out-of-memory kills in this container's cgroup, where it is visible
+    (Docker mounts the container's own cgroup at /sys/fs/cgroup; bwrap shows no /sys)."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def build_reply(job, config, status, stdout, stderr, report):
