@@ -82,6 +82,18 @@ def test_a_request_honours_max_tokens_and_greedy_output_is_repeatable(tiny_env: 
     assert first.choices[0].message.content == second.choices[0].message.content
 
 
+def test_a_request_with_a_temperature_samples(tiny_env: Path) -> None:
+    with start_local_endpoint() as endpoint:
+        replies = {
+            client(endpoint).chat.completions.create(
+                model=endpoint.model, messages=HI, max_tokens=12, temperature=1.0, seed=seed,
+                extra_body={"ignore_eos": True},
+            ).choices[0].message.content
+            for seed in range(5)
+        }
+    assert len(replies) > 1, "five sampled replies were all the same: the temperature was ignored"
+
+
 def test_close_stops_the_server_and_reaps_it(tiny_env: Path) -> None:
     endpoint = start_local_endpoint()
     pid = endpoint.pid

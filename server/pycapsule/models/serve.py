@@ -91,9 +91,9 @@ def _params(options: ServerOptions) -> Any:
     threads = options.threads or default_threads()
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
-    # Greedy unless a request asks for a temperature: code wants the most likely tokens.
+    # Greedy unless a request asks for a temperature (temperature 0 keeps only the most likely
+    # token). top_k/top_p keep llama.cpp's defaults so that a request's temperature still samples.
     params.sampling.temp = 0.0
-    params.sampling.top_k = 1
     params.ui = False
     params.endpoint_slots = False
     return params
