@@ -86,7 +86,13 @@ export class ServerConnection implements vscode.Disposable {
       this.statusListeners.forEach((listener) => listener(status));
     });
     client.onDidChangeState((event) => {
-      if (event.newState === State.Stopped && this.client === client && !this.lastError) {
+      if (this.client !== client) {
+        return; // a client this connection has already replaced
+      }
+      if (event.newState === State.Running) {
+        // also after the language client restarted a crashed server by itself
+        this.statusBar.update({ state: 'idle', attempt: null, maxAttempts: null, name: null, message: 'Ready.' });
+      } else if (event.newState === State.Stopped && !this.lastError) {
         this.statusBar.failed('The language server stopped; run "PyCapsule: Restart language server".');
       }
     });
@@ -94,7 +100,6 @@ export class ServerConnection implements vscode.Disposable {
     this.output.appendLine(`Starting "${launch.display} serve".`);
     try {
       await client.start();
-      this.statusBar.update({ state: 'idle', attempt: null, maxAttempts: null, name: null, message: 'Ready.' });
     } catch (error) {
       this.fail(`PyCapsule's language server "${launch.display} serve" failed to start: ${describe(error)}`);
     }
