@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def sandbox_command(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pycapsule", "sandbox", *args], capture_output=True,
@@ -38,3 +40,16 @@ def test_bench_names_a_backend_that_cannot_run_and_goes_on() -> None:
     done = sandbox_command("bench", "--backend", "nonesuch", "--backend", "bwrap", "--jobs", "3")
     assert done.returncode == 0
     assert "nonesuch" in done.stdout and "skipped: there is no sandbox backend named" in done.stdout
+
+
+@pytest.mark.docker
+def test_the_docker_bench_compares_with_one_plain_docker_run_per_job() -> None:
+    if not os.environ.get("DOCKER_HOST"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must run a Docker engine (tests/sandbox/setup.sh exports DOCKER_HOST)")
+        pytest.skip("no private Docker engine (tests/sandbox/setup.sh exports DOCKER_HOST)")
+    done = sandbox_command("bench", "--backend", "docker", "--jobs", "3")
+    assert done.returncode == 0, done.stderr
+    modes = [line[19:29].strip() for line in done.stdout.splitlines() if line.startswith("docker ")]
+    assert {"warm", "warm+gap", "cold", "docker run"} <= set(modes), done.stdout
+    assert "faster than docker run" in done.stdout
