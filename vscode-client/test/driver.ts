@@ -21,7 +21,7 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 const CHROMIUM = process.env.PYCAPSULE_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
   '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
 ];
 const EXTENSION_DIR = resolve(__dirname, '..', '..');
 const USER_SETTINGS = {
