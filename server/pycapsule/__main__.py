@@ -41,13 +41,13 @@ def _model(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pycapsule",
-        description="Fill Python functions from their doctests with a code model, debugging them in a sandbox.",
+        description="Fill Python functions from their doctests with a code model, debugged in a sandbox.",
     )
     parser.add_argument("--version", action="version", version=f"pycapsule {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser("serve", help="run the language server on stdio").add_argument(
-        "--stdio", action="store_true", help="accepted for editor clients that pass it; stdio is the only transport"
+        "--stdio", action="store_true", help="accepted for editor clients; stdio is the only transport"
     )
 
     generate = commands.add_parser("generate", help="fill a function's body until its doctests pass")
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--mode", choices=["direct", "selfdebug"], default="selfdebug")
     bench.add_argument("--max-attempts", type=int, default=5, metavar="N")
     bench.add_argument("--limit", type=int, metavar="N", help="only the first N tasks")
-    bench.add_argument("--workers", type=int, metavar="N", help="tasks run at once (default: from the machine)")
+    bench.add_argument("--workers", type=int, metavar="N", help="tasks at once (default: from the machine)")
     bench.add_argument("--out", metavar="DIR", help="where per-task results and the report go")
     _model(bench)
     _backend(bench)
@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     loop.add_argument("--attempts", type=int, default=50, metavar="N")
     _backend(loop)
 
-    lsp_bench = commands.add_parser("lsp-bench", help="code-action / hover latency and save-to-diagnostics time")
+    lsp_bench = commands.add_parser("lsp-bench", help="code-action / hover latency, save-to-diagnostics time")
     lsp_bench.add_argument("--lines", type=int, default=3000)
     lsp_bench.add_argument("--functions", type=int, default=50)
     return parser
