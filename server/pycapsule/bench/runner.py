@@ -74,16 +74,24 @@ class BenchRunner:
         self.state = RunState()
         self._failures_in_a_row = 0
         self._lock = threading.Lock()
+        self._missing: set[str] | None = None
 
     def pending(self) -> list[BenchTask]:
         done = read_records(self.files.results)
         return [task for task in self.tasks if task.task_id not in done]
 
+    def missing_libraries(self) -> dict[str, int]:
+        """Libraries the pending tasks need that the sandbox cannot import, with how many tasks need each."""
+        pending = self.pending()
+        if self._missing is None:
+            self._missing = missing_libraries(self.sandbox, {lib for task in pending for lib in task.libs})
+        return {lib: sum(lib in task.libs for task in pending) for lib in sorted(self._missing)}
+
     def run(self, on_record: Progress | None = None) -> RunState:
         """Run every pending task; raises ModelUnavailable when the model keeps failing (records kept)."""
         pending = self.pending()
         self.state.skipped = len(self.tasks) - len(pending)
-        missing = missing_libraries(self.sandbox, {lib for task in pending for lib in task.libs})
+        missing = set(self.missing_libraries())
         writer = RecordWriter(self.files.results)
         queue = iter(pending)
         running: dict[Future[TaskRecord | None], BenchTask] = {}

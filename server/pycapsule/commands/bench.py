@@ -135,6 +135,11 @@ def _run(
                 reuse=reusable_generations(out, manifest["generation_hash"], files.results),
             )
             pending = runner.pending()
+            if missing := runner.missing_libraries():
+                blocked = sum(1 for task in pending if set(task.libs) & set(missing))
+                print(f"pycapsule bench: {blocked} tasks need libraries not installed where the sandbox runs "
+                      f"({', '.join(f'{lib} {count}' for lib, count in missing.items())}); "
+                      "they are recorded as unscorable, not sent to the model", file=sys.stderr)
             if pending:
                 print(
                     f"pycapsule bench: {args.dataset} {args.mode}, "
