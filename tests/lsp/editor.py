@@ -14,6 +14,7 @@ from typing import Any, Union
 
 from lsprotocol import types
 from pycapsule.lsp.positions import LineIndex
+from pygls.workspace.position_codec import PositionCodec
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
 EDITORS = ("visual-studio-code", "neovim")
@@ -28,6 +29,8 @@ class Editor:
         self.versions: dict[str, int] = {}
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.statuses: list[dict[str, Any]] = []
+        self.codec = PositionCodec()
+        """Positions in the encoding the server chose (UTF-16 for VS Code, UTF-8 for Neovim)."""
         self.before_apply: Callable[[], None] | None = None
         """Runs when an edit arrives, before it is applied: to type 'while it is in flight'."""
 
@@ -64,7 +67,7 @@ class Editor:
         """The user types: the first `old` becomes `new` (sent as an incremental change)."""
         text = self.texts[uri]
         start = text.index(old)
-        index = LineIndex(text)
+        index = LineIndex(text, self.codec)
         change = types.TextDocumentContentChangePartial(range=index.range(start, start + len(old)), text=new)
         self._changed(uri, text[:start] + new + text[start + len(old) :], [change])
 
@@ -98,7 +101,7 @@ class Editor:
             if change.text_document.version != self.versions.get(uri):
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the document changed")
             text = self.texts[uri]
-            index = LineIndex(text)
+            index = LineIndex(text, self.codec)
             spans = sorted(
                 ((index.offset(e.range.start), index.offset(e.range.end), e.new_text) for e in change.edits),
                 reverse=True,
@@ -180,7 +183,7 @@ async def start_editor(
         client.set_configuration(configuration, section="pycapsule")
     editor = Editor(client, root)
     await client.start_io(sys.executable, "-m", "pycapsule", "serve", "--stdio", env=env, cwd=str(root))
-    await client.initialize_session(
+    result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(name),
             root_uri=root.as_uri(),
@@ -188,6 +191,7 @@ async def start_editor(
             initialization_options=initialization_options,
         )
     )
+    editor.codec = PositionCodec(result.capabilities.position_encoding or types.PositionEncodingKind.Utf16)
     return editor
 
 

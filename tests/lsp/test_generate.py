@@ -66,6 +66,52 @@ async def test_success_applies_one_versioned_edit_that_passes_check(editor: Edit
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+UNICODE_STUB = '''GREETING = "héllo 😋 wörld"
+
+
+def shout(text):
+    """Upper-case, with a mark: ünïcode columns count differently in UTF-8, UTF-16 and UTF-32.
+
+    >>> shout("é😋")
+    'É😋!'
+    """
+    ...
+'''
+
+SHOUT_RIGHT = '```python\ndef shout(text):\n    # ça marche 😋\n    return text.upper() + "!"\n```'
+
+
+async def test_the_edit_lands_right_in_the_negotiated_position_encoding(editor: Editor, fake: FakeOpenAI):
+    fake.queue(SHOUT_RIGHT)
+    uri = editor.open("shout.py", UNICODE_STUB)
+    result = await generate(editor, uri)
+    assert result["status"] == "passed", result
+    assert editor.text(uri) == UNICODE_STUB.replace(
+        "    ...\n", '    # ça marche 😋\n    return text.upper() + "!"\n'
+    )
+
+
+async def test_new_imports_come_in_the_same_edit(editor: Editor, fake: FakeOpenAI):
+    stub = '''def mean(values):
+    """The average.
+
+    >>> mean([1, 2, 3])
+    2
+    """
+    ...
+'''
+    fake.queue("```python\nimport statistics\n\n\ndef mean(values):\n    return statistics.mean(values)\n```")
+    uri = editor.open("avg.py", stub)
+    result = await generate(editor, uri)
+    assert result["status"] == "passed", result
+    [applied] = editor.applied
+    assert len(applied.edit.document_changes) == 1, "one document edit: one undo step"
+    text = editor.text(uri)
+    assert text.startswith("import statistics\n") and "    return statistics.mean(values)\n" in text
+    editor.save(uri)
+    assert check_file(editor.root / "avg.py").returncode == 0
+
+
 async def test_budget_exhausted_leaves_the_document_untouched(
     fake: FakeOpenAI, project: Path, tmp_path: Path
 ):
