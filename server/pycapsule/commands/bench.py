@@ -140,16 +140,18 @@ def _run(
                 print(f"pycapsule bench: {blocked} tasks need libraries not installed where the sandbox runs "
                       f"({', '.join(f'{lib} {count}' for lib, count in missing.items())}); "
                       "they are recorded as unscorable, not sent to the model", file=sys.stderr)
+            fresh = [task for task in pending if task.prompt_key not in runner.reuse]
+            if fresh:
+                programmer = engine.programmer()  # start the model once, before the workers race to
+                manifest["model_label"] = programmer.model_name()
             if pending:
                 print(
                     f"pycapsule bench: {args.dataset} {args.mode}, "
-                    f"{len(pending)} of {len(tasks)} tasks to run with {manifest['model_label']} "
+                    f"{len(pending)} of {len(tasks)} tasks to run "
+                    f"({len(pending) - len(fresh)} reusing generations) with {manifest['model_label']} "
                     f"-> {files.results}",
                     file=sys.stderr,
                 )
-                if any(task.prompt_key not in runner.reuse for task in pending):
-                    programmer = engine.programmer()  # start the model once, before the workers race to
-                    manifest["model_label"] = programmer.model_name()
             with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
                 runner.run(on_record)
         except SandboxUnavailable as error:
