@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Text
 from tests.lsp.editor import API_KEY, Editor, server_env, start_editor, stop_editor
 from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG
 from tests.lsp.test_code_actions import line_of
@@ -157,3 +157,16 @@ async def test_the_api_key_never_reaches_messages_or_logs(editor: Editor, fake: 
     assert fake.chat_requests[0].headers["authorization"] == f"Bearer {API_KEY}"
     said = editor.messages() + editor.logs() + [str(s) for s in editor.statuses]
     assert said and not any(API_KEY in line for line in said)
+
+
+async def test_progress_counts_what_the_model_streams(fake: FakeOpenAI, project: Path, tmp_path: Path):
+    fake.queue(Text(ADD_RIGHT, chunk_delay=0.1))
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path))
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        assert (await generate(editor, uri))["status"] == "passed"
+        messages = [r.message for r in progress_of(editor)]
+        streaming = [m for m in messages if m and m.startswith("attempt 1/5: generating: ")]
+        assert streaming and all(m.endswith(" characters") for m in streaming), messages
+    finally:
+        await stop_editor(editor)

@@ -116,6 +116,10 @@ class DoctestDiagnostics:
             self._again.discard(uri)
             self._start(uri)
 
+    @property
+    def busy(self) -> bool:
+        return bool(self._checking)
+
     def forget(self, uri: str) -> None:
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()

@@ -34,8 +34,10 @@ def register(server: PycapsuleServer) -> None:
                 ls.apply_settings()
         finally:
             ls.settings_ready.set()
-        if not ls.settings.diagnostics:
-            for uri in list(ls.workspace.text_documents):
+        for uri in list(ls.workspace.text_documents):
+            if ls.settings.diagnostics:
+                ls.diagnostics.schedule(uri)  # cached functions cost nothing; newly enabled ones run
+            else:
                 ls.diagnostics.clear(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from pycapsule.lsp.server import PycapsuleServer
 
 Mode = Literal["generate", "fix"]
+_STREAM_REPORT_SECONDS = 0.5
+"""While the model streams, the progress says how much has come at most this often."""
 
 
 _STOP = object()
@@ -141,7 +144,7 @@ class Runs:
         self, run: Run, document: ParsedDocument, capsule: Capsule, mode: Mode, progress: RunProgress
     ) -> dict[str, Any]:
         # Imported on first use: the loop pulls in the openai client, seconds of start-up on a busy machine.
-        from pycapsule.loop import AttemptFinished, AttemptStarted, Finished
+        from pycapsule.loop import AttemptFinished, AttemptStarted, Finished, TokensStreamed
 
         loop = asyncio.get_running_loop()
 
@@ -156,7 +159,8 @@ class Runs:
             return self._finish(run, progress, "cancelled", "cancelled")
         events = engine.generate(capsule, cancel=run.cancel, from_current_body=(mode == "fix"))
         loop.run_in_executor(self._threads, _pump, events, deliver)
-        outcome, max_attempts = None, 0
+        outcome, max_attempts, streamed, reported = None, 0, 0, 0.0
+        doing: tuple[int, str] | None = None
         while (item := await run.queue.get()) is not None:
             if item is _STOP:
                 # The engine's thread notices the event between tokens or attempts and ends on its own.
@@ -167,10 +171,17 @@ class Runs:
                 outcome = item.outcome
                 continue
             if isinstance(item, AttemptStarted):
-                max_attempts = item.max_attempts
+                max_attempts, streamed, doing = item.max_attempts, 0, describe(item)
+            if isinstance(item, TokensStreamed) and doing is not None:
+                streamed += len(item.text)
+                if time.monotonic() - reported >= _STREAM_REPORT_SECONDS:
+                    reported = time.monotonic()
+                    self._report(run, progress, doing[0], max_attempts, f"{doing[1]}: {streamed} characters")
+                continue
             said = describe(item)
             if said is not None:
                 attempt, text = said
+                reported = time.monotonic()
                 self._report(run, progress, attempt, max_attempts, text)
                 if isinstance(item, AttemptFinished):
                     log(self._server, f"`{run.name}` attempt {attempt}: {text} ({item.seconds:.1f} s)")
@@ -225,5 +236,7 @@ class Runs:
             self._status("error", message, run)
         elif still_running == 0:
             send_status(self._server, "idle", message, name=run.name, running=0)
+        if still_running == 0:
+            self._server.close_retired_engines()
         log(self._server, message)
         return {"status": status, "message": message, "attempts": attempts}

@@ -95,6 +95,13 @@ class PycapsuleServer(LanguageServer):
                 self._engine_settings = settings
             return self._engine
 
+    def close_retired_engines(self) -> None:
+        """Engines replaced by a settings change, closed once no run or doctest check can use them."""
+        if self._retired and self.runs.count <= 1 and not self.diagnostics.busy:
+            retired, self._retired = self._retired, []
+            for engine in retired:
+                threading.Thread(target=_close_quietly, args=(engine,), daemon=True).start()
+
     def close(self) -> None:
         self.runs.shutdown()
         self.diagnostics.shutdown()
