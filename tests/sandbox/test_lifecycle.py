@@ -135,3 +135,15 @@ def test_a_container_whose_owner_dies_without_closing_is_removed() -> None:
     while owners & containers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not owners & containers()
+
+
+@every_backend
+def test_the_same_worker_serves_job_after_job_also_with_a_project_under_tmp(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    tmp_path.chmod(0o755)
+    worker_started = (
+        "import os\nprint(open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()[19])\n"
+    )
+    starts = {run(sandbox, worker_started, project_root=tmp_path).stdout for _ in range(3)}
+    assert len(starts) == 1, starts  # a worker that retired after every job would show new start times
