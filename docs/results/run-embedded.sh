@@ -2,11 +2,13 @@
 # How the published results were made: HumanEval direct vs selfdebug with the embedded models, in growing
 # stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
 # those generations (same prompts) and only re-score them. Resumable: rerun it and finished tasks are skipped.
-# Usage: bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH]   (SIZE: 0.5b or 1.5b)
+# Usage: bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]   (SIZE: 0.5b or 1.5b)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 size=${1:?size: 0.5b or 1.5b}
 deadline=${2:-0}
+shift $(( $# < 2 ? $# : 2 ))
+limits=("${@:-10 20 40 80 120 164}")
 out=docs/results/qwen2.5-coder-$size
 attempts=3
 unset OPENAI_BASE_URL OPENAI_API_KEY PYCAPSULE_MODEL  # the embedded model, nothing else
@@ -18,7 +20,7 @@ bench() {
   timeout --signal=INT --kill-after=60 "$left" nice -n 19 pycapsule bench "$@" --model "$size" --out "$out"
 }
 
-for limit in 10 20 40 80 120 164; do
+for limit in ${limits[*]}; do
   bench humaneval --mode direct --limit "$limit"
   bench humaneval --mode selfdebug --max-attempts "$attempts" --limit "$limit"
   for variant in humaneval-et humaneval-plus; do

@@ -8,6 +8,11 @@ attempt 1 and a failure, and the report, resume and reuse can be checked exactly
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +24,7 @@ from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import capsule_by_qualname
 
 from tests.bench.conftest import tasks_of
-from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Text
+from tests.fakes.openai_server import FakeOpenAI, Hang, RecordedRequest, Text
 
 SECRET = "sk-bench-test-secret-7a1c"
 
@@ -164,3 +169,34 @@ def test_an_unreachable_model_stops_the_run_and_records_nothing(
     assert "rerun the same command to resume" in error and "Traceback" not in error
     assert all(not read_records(path) for path in (tmp_path / "r").glob("*.jsonl"))
     assert json.loads(next((tmp_path / "r").glob("*.json")).read_text())["total_tasks"] == 3
+
+
+def test_ctrl_c_stops_at_once_keeps_finished_tasks_and_says_how_to_resume(
+        tasks: list[BenchTask], tmp_path: Path) -> None:
+    first = tasks[0]
+
+    def answer(request: RecordedRequest) -> Text | Hang:
+        if f"def {first.entry_point}(" in request.prompt_text:
+            return Text(f"```python\n{first.reference}```")
+        return Hang()
+
+    out = tmp_path / "results"
+    with FakeOpenAI(responder=answer) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": SECRET}
+        command = [sys.executable, "-m", "pycapsule", "bench", "humaneval", "--limit", "3", "--workers", "1",
+                   "--out", str(out)]
+        process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(server.chat_requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the second task's request is hanging now
+        process.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        _, error = process.communicate(timeout=60)
+        stopped_after = time.monotonic() - interrupted
+    assert process.returncode == 130, error
+    assert "interrupted; finished tasks are kept, rerun the same command to resume" in error
+    assert "Traceback" not in error
+    assert stopped_after < 10
+    [results] = out.glob("humaneval-selfdebug-*.jsonl")
+    assert {tid: r.status for tid, r in read_records(results).items()} == {first.task_id: "passed"}
+    assert (out / "report.md").is_file()

@@ -93,35 +93,40 @@ class BenchRunner:
         self.state.skipped = len(self.tasks) - len(pending)
         missing = set(self.missing_libraries())
         writer = RecordWriter(self.files.results)
-        queue = iter(pending)
-        running: dict[Future[TaskRecord | None], BenchTask] = {}
         try:
             with ThreadPoolExecutor(self.workers, thread_name_prefix="bench") as pool:
-                while True:
-                    while len(running) < self.workers and not self.cancel.is_set():
-                        task = next(queue, None)
-                        if task is None:
-                            break
-                        running[pool.submit(self._one, task, missing)] = task
-                    if not running:
-                        break
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        running.pop(future)
-                        record = future.result()
-                        if record is not None:
-                            writer.write(record)
-                            self.state.ran += 1
-                            if on_record is not None:
-                                on_record(record)
-        except BaseException:
-            self.cancel.set()
-            raise
+                try:
+                    self._drive(pool, pending, missing, writer, on_record)
+                except BaseException:
+                    self.cancel.set()  # before the pool waits for its running tasks: they stop early
+                    raise
         finally:
             writer.close()
         if self._failures_in_a_row >= MODEL_FAILURES_IN_A_ROW:
             raise ModelUnavailable(self.state.model_errors[-1])
         return self.state
+
+    def _drive(self, pool: ThreadPoolExecutor, pending: list[BenchTask], missing: set[str],
+               writer: RecordWriter, on_record: Progress | None) -> None:
+        queue = iter(pending)
+        running: dict[Future[TaskRecord | None], BenchTask] = {}
+        while True:
+            while len(running) < self.workers and not self.cancel.is_set():
+                task = next(queue, None)
+                if task is None:
+                    break
+                running[pool.submit(self._one, task, missing)] = task
+            if not running:
+                return
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                running.pop(future)
+                record = future.result()
+                if record is not None:
+                    writer.write(record)
+                    self.state.ran += 1
+                    if on_record is not None:
+                        on_record(record)
 
     def _one(self, task: BenchTask, missing: set[str]) -> TaskRecord | None:
         if self.cancel.is_set():
