@@ -143,6 +143,9 @@ def test_humaneval_et_reuses_the_same_prompts_generations_and_only_rescores(
     et = _records(out, "humaneval-et-selfdebug-*.jsonl")
     assert all(r["reused_from"].startswith("humaneval-selfdebug-") for r in et.values())
     assert sorted(r["status"] for r in et.values()) == ["failed", "passed", "passed"]
+    # other generation settings: nothing to reuse, the model is asked
+    assert main(["bench", "humaneval-et", "--limit", "3", "--max-attempts", "2", "--out", str(out)]) == 0
+    assert len(model.chat_requests) > asked
 
 
 @pytest.mark.parametrize(("argv", "message"), [
