@@ -28,6 +28,26 @@ pycapsule_stop_dockerd() {
   grep -o " $PYCAPSULE_DOCKERD_DIR/[^ ]*" /proc/mounts 2>/dev/null | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 }
 
+pycapsule_start_dockerd() {
+  pycapsule_stop_dockerd
+  mkdir -p "$PYCAPSULE_DOCKERD_DIR/data" "$PYCAPSULE_DOCKERD_DIR/exec"
+  rm -f "$PYCAPSULE_DOCKERD_DIR/docker.sock"  # a stale socket from a killed engine blocks the new one
+  setsid dockerd --data-root "$PYCAPSULE_DOCKERD_DIR/data" --exec-root "$PYCAPSULE_DOCKERD_DIR/exec" \
+    -H "$DOCKER_HOST" --pidfile "$PYCAPSULE_DOCKERD_DIR/dockerd.pid" \
+    --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
+    --storage-driver="$1" --log-level=warn \
+    >"$PYCAPSULE_DOCKERD_DIR/dockerd.log" 2>&1 </dev/null &
+  disown 2>/dev/null || true
+  local attempt
+  for attempt in $(seq 1 100); do
+    pycapsule_docker_ping && return 0
+    [ -f "$PYCAPSULE_DOCKERD_DIR/dockerd.pid" ] || [ "$attempt" -lt 25 ] || break  # it died early
+    sleep 0.2
+  done
+  echo "sandbox set-up: dockerd with the $1 storage driver did not come up: $(tail -n 2 "$PYCAPSULE_DOCKERD_DIR/dockerd.log" 2>/dev/null)"
+  return 1
+}
+
 pycapsule_sandbox_setup() {
   local missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
@@ -45,16 +65,10 @@ pycapsule_sandbox_setup() {
 
   export DOCKER_HOST="unix://$PYCAPSULE_DOCKERD_DIR/docker.sock"
   if ! pycapsule_docker_ping && command -v dockerd >/dev/null && [ "$(id -u)" = 0 ]; then
-    pycapsule_stop_dockerd
-    mkdir -p "$PYCAPSULE_DOCKERD_DIR/data" "$PYCAPSULE_DOCKERD_DIR/exec"
-    rm -f "$PYCAPSULE_DOCKERD_DIR/docker.sock"  # a stale socket from a killed engine blocks the new one
-    setsid dockerd --data-root "$PYCAPSULE_DOCKERD_DIR/data" --exec-root "$PYCAPSULE_DOCKERD_DIR/exec" \
-      -H "$DOCKER_HOST" --pidfile "$PYCAPSULE_DOCKERD_DIR/dockerd.pid" \
-      --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
-      --storage-driver=overlay2 --log-level=warn \
-      >"$PYCAPSULE_DOCKERD_DIR/dockerd.log" 2>&1 </dev/null &
-    disown 2>/dev/null || true
-    for _ in $(seq 1 100); do pycapsule_docker_ping && break; sleep 0.2; done
+    # overlay2 first; vfs (slower, copies the image per container) where / cannot carry overlayfs
+    for driver in overlay2 vfs; do
+      pycapsule_start_dockerd "$driver" && break
+    done
   fi
   if ! pycapsule_docker_ping; then
     echo "sandbox set-up: no Docker engine (see $PYCAPSULE_DOCKERD_DIR/dockerd.log): docker tests will skip (fail in CI)"
