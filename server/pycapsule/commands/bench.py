@@ -68,6 +68,17 @@ def _settings(args: argparse.Namespace) -> Any:
     return loaded.settings
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run (from the parsed options, whoever parsed them)."""
+    words = ["pycapsule", "bench", args.dataset, "--mode", args.mode]
+    if args.mode == "selfdebug":
+        words += ["--max-attempts", str(args.max_attempts)]
+    for option in ("data", "limit", "workers", "model", "backend", "out"):
+        if getattr(args, option, None) is not None:
+            words += [f"--{option}", str(getattr(args, option))]
+    return shlex.join(words)
+
+
 def run(args: argparse.Namespace) -> int:
     if (problem := _check_numbers(args)) is not None:
         return _fail(problem)
@@ -95,9 +106,7 @@ def run(args: argparse.Namespace) -> int:
         {
             "config": config,
             "generation_hash": config_hash(generation),
-            "command": "pycapsule " + shlex.join(sys.argv[1:])
-            if sys.argv[1:2] == ["bench"]
-            else "pycapsule bench",
+            "command": _command(args),
             "model_label": label,
             "model_sha256": model.get("sha256"),
             "data_file": str(data_file),
