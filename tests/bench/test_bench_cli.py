@@ -102,8 +102,8 @@ def test_selfdebug_run_scores_with_hidden_tests_and_reports_the_attempts(
     report = (out / "report.md").read_text()
     assert "| **66.7** | 2/3 |" in report
     assert "| 1 (50%) | 1 (50%) | 0 (0%) |" in report  # passed at attempt 1, 2, 3
-    assert f"`pycapsule bench humaneval --mode selfdebug --max-attempts 3 --limit 3 --workers 2 --out {out}`" \
-        in report
+    command = f"pycapsule bench humaneval --mode selfdebug --max-attempts 3 --limit 3 --workers 2 --out {out}"
+    assert f"`{command}`" in report
     assert (out / "attempts.png").stat().st_size > 1000 and (out / "pass_at_1.png").stat().st_size > 1000
 
     # secrets never reach results
