@@ -40,6 +40,15 @@ def digit_sum(n: int) -> int:
     9
     """
     ...
+
+
+def slow_stub(n: int) -> int:
+    """The model never finishes this one: the extension-host tests cancel it.
+
+    >>> slow_stub(1)
+    1
+    """
+    ...
 '''
 STUB_LINE = STUB_SOURCE.splitlines().index("def digit_sum(n: int) -> int:") + 1
 """1-based line of the stub's `def`."""
@@ -60,13 +69,18 @@ def model_replies() -> list[Text]:
     ]
 
 
-def doctest_failures(path: Path) -> int:
-    """Runs the file's doctests in a fresh module (the file is our own fixture, not model output)."""
+def doctest_failures(path: Path, function: str = "digit_sum") -> int:
+    """Runs one function's doctests from the file, in a fresh module (the file is our fixture plus the
+    scripted body, not untrusted output)."""
     spec = importlib.util.spec_from_file_location(f"editor_result_{os.getpid()}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return doctest.testmod(module, verbose=False).failed
+    runner = doctest.DocTestRunner(verbose=False)
+    for test in doctest.DocTestFinder().find(getattr(module, function), function, globs=vars(module)):
+        runner.run(test)
+    assert runner.tries > 0, f"no doctests ran for {function}"
+    return runner.failures
 
 
 def require_tool(path: str | None, what: str) -> str:

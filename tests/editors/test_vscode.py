@@ -26,7 +26,7 @@ from tests.editors.scenario import (
     editor_environment,
     require_tool,
 )
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Hang
 
 pytestmark = pytest.mark.editor
 
@@ -82,15 +82,17 @@ def test_extension_host_suite(built_extension: Path, tmp_path: Path, model_serve
     env = editor_environment(tmp_path / "home", model_server)
     report = tmp_path / "report.json"
     env["PYCAPSULE_VSCODE_REPORT"] = str(report)
+    model_server.queue(Hang(seconds=120))  # for slow_stub, which the suite cancels
 
     result = _drive(built_extension, tmp_path, env, "extension-tests")
 
     outcomes = json.loads(report.read_text())["outcomes"] if report.exists() else []
     failed = [f"{o['title']}\n{o.get('error', '')}" for o in outcomes if not o["passed"]]
     assert result.returncode == 0 and not failed, "\n\n".join(failed) or result.stderr
-    assert len(outcomes) == 9, [o["title"] for o in outcomes]
+    assert len(outcomes) == 10, [o["title"] for o in outcomes]
     generated = workspace / STUB_FILE
     assert CORRECT_BODY in generated.read_text()
+    assert "def slow_stub(n: int) -> int:" in generated.read_text(), "the cancelled run changed the file"
     assert doctest_failures(generated) == 0
     assert model_server.pending == 0, "the model was asked fewer times than scripted"
     assert all(r.headers.get("authorization") == "Bearer sk-editor-test" for r in model_server.chat_requests)

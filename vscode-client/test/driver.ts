@@ -12,7 +12,7 @@
 // Everything else (model endpoint, HOME, XDG_*) comes from the environment, which code-server
 // passes on to the extension host and so to `pycapsule serve`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -293,8 +293,15 @@ async function runUi(page: Page, url: string, options: Options): Promise<number>
   );
   await statusBarItem(page).filter({ hasText: '· idle' }).waitFor({ timeout: options.timeoutMs });
   await step(page, options, 'save with Ctrl+S');
-  await keyboard.press('Control+S');
-  await page.locator('.tab.active.dirty').waitFor({ state: 'detached', timeout: 30_000 });
+  // Done when the file on disk has the new body (a key press can be lost while focus moves: press again).
+  const onDisk = join(options.workspace, options.file);
+  for (let attempt = 1; !readFileSync(onDisk, 'utf8').includes(expected); attempt++) {
+    if (attempt > 10) {
+      throw new Error(`${onDisk} still lacks the new body after ${attempt - 1} times Ctrl+S`);
+    }
+    await keyboard.press('Control+S');
+    await page.waitForTimeout(1_000);
+  }
   return 0;
 }
 

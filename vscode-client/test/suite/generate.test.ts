@@ -85,4 +85,22 @@ describe('Generate & self-debug in VS Code', () => {
     assert.match(text, /\*\*passed\*\* \(attempt 2/);
     assert.match(text, /\(attempt 1, generate\)/);
   });
+
+  it('"Cancel all generations" from the palette stops a run started at the cursor', async () => {
+    const api = await activeApi();
+    const editor = await vscode.window.showTextDocument(document);
+    const line = lineOf(document, 'def slow_stub');
+    editor.selection = new vscode.Selection(line, 4, line, 4);
+    const before = document.getText();
+
+    const run = vscode.commands.executeCommand<{ status: string } | undefined>('pycapsule.generateAtCursor');
+    await waitFor('the slow run to start', () =>
+      api.statusHistory.some((status) => status.state === 'generating' && status.name === 'slow_stub'),
+    );
+    await vscode.commands.executeCommand('pycapsule.cancelAll');
+    const answer = await run;
+
+    assert.equal(answer?.status, 'cancelled', JSON.stringify(answer));
+    assert.equal(document.getText(), before);
+  });
 });
