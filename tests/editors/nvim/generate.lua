@@ -79,6 +79,18 @@ local function run()
     return last_progress ~= nil and last_progress.kind == 'end' and last_status ~= nil and last_status.state ~= 'generating'
   end, 50)
   report.buffer = buffer_text()
+
+  report.step = 'hover'
+  local name_column = vim.api.nvim_buf_get_lines(0, stub_line - 1, stub_line, false)[1]:find('digit_sum', 1, true)
+  vim.api.nvim_win_set_cursor(0, { stub_line, name_column })
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  local answers = vim.lsp.buf_request_sync(0, 'textDocument/hover', params, 10000) or {}
+  for _, answer in pairs(answers) do
+    if answer.result and answer.result.contents then
+      report.hover = answer.result.contents.value or vim.inspect(answer.result.contents)
+    end
+  end
+
   report.step = 'write'
   vim.cmd('write')
   write_report()
