@@ -147,3 +147,33 @@ def test_print_output_is_captured_per_stream(sandbox: Sandbox) -> None:
     result = run(sandbox, "import sys\nprint('out')\nprint('err', file=sys.stderr)\n")
     assert (result.stdout, result.stderr) == ("out\n", "err\n")
     assert not result.output_truncated
+
+
+def test_functions_finished_before_a_hang_are_still_reported(sandbox: Sandbox) -> None:
+    source = '''
+def good():
+    """
+    >>> good()
+    1
+    """
+    return 1
+
+def hang():
+    """
+    >>> hang()
+    """
+    while True:
+        pass
+
+def later():
+    """
+    >>> later()
+    2
+    """
+    return 2
+'''
+    result = run(sandbox, source, timeout=2)
+    assert result.status == "timeout"
+    assert "`hang()` (line 11)" in result.detail
+    assert [(f.qualname, f.attempted, f.failed) for f in result.functions] == [("good", 1, 0)]
+    assert not result.passed

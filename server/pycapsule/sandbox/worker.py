@@ -254,23 +254,29 @@ def run_doctests(targets, tree, module, path, lines, report):
     names = list(index) if targets is None else list(targets)
     parser = doctest.DocTestParser()
     reports = []
+
+    def add(function_report):
+        # Streamed as each function finishes: a later one that hangs or crashes loses only itself.
+        reports.append(function_report)
+        report({"function": function_report})
+
     saw_memory_error = False
     for qualname in names:
         node = index.get(qualname)
         if node is None:
-            reports.append({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
+            add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
                             "parse_error": f"no function or class named {qualname!r} in the module"})
             continue
         docstring = docstring_node(node)
         if docstring is None:
             if targets is not None:
-                reports.append({"qualname": qualname, "attempted": 0, "failed": 0, "failures": []})
+                add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": []})
             continue
         try:
             test = parser.get_doctest(docstring.value, dict(module.__dict__), qualname, path,
                                       docstring.lineno - 1)
         except ValueError as exc:
-            reports.append({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
+            add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
                             "parse_error": (
                                 f"the docstring of {qualname} (line {docstring.lineno}) is not valid "
                                 f"doctest: {clip(str(exc), MESSAGE_CAP)}")})
@@ -280,7 +286,7 @@ def run_doctests(targets, tree, module, path, lines, report):
         runner = RecordingRunner(path, lines, report)
         outcome = runner.run(test, out=lambda text: None, clear_globs=True)
         saw_memory_error = saw_memory_error or runner.saw_memory_error
-        reports.append({"qualname": qualname, "attempted": outcome.attempted, "failed": outcome.failed,
+        add({"qualname": qualname, "attempted": outcome.attempted, "failed": outcome.failed,
                         "failures": runner.recorded})
     return reports, saw_memory_error
 
@@ -572,23 +578,26 @@ class Report(Capture):
         super().__init__(fd, MAX_REPORT_BYTES)
 
     def messages(self):
-        result, progress, internal = None, None, None
+        """(result, last progress, internal error, functions finished so far)."""
+        result, progress, internal, functions = None, None, None, []
         for line in b"".join(self.chunks).split(b"\n"):
             if not line:
                 continue
             try:
                 message = json.loads(line.decode("utf-8"))
             except ValueError:
-                return None, progress, "the job's report was unreadable"
+                return None, progress, "the job's report was unreadable", functions
             if not isinstance(message, dict):
-                return None, progress, "the job's report was unreadable"
+                return None, progress, "the job's report was unreadable", functions
             if "progress" in message:
                 progress = message["progress"]
+            elif "function" in message:
+                functions.append(message["function"])
             elif "result" in message and result is None:
                 result = message["result"]
             elif "internal_error" in message:
                 internal = message["internal_error"]
-        return result, progress, internal
+        return result, progress, internal, functions
 
 
 def describe_progress(progress):
@@ -723,13 +732,13 @@ def oom_kill_count():
 
 
 def build_reply(job, config, status, stdout, stderr, report):
-    result, progress, internal = report.messages()
+    result, progress, internal, finished = report.messages()
     reply = {
         "op": "result",
         "stdout": stdout.text(),
         "stderr": stderr.text(),
         "truncated": bool(stdout.dropped or stderr.dropped),
-        "functions": [],
+        "functions": finished,  # what completed before a timeout or crash; replaced by the full result
         "module_error": None,
         "detail": "",
     }
