@@ -1,19 +1,19 @@
 """A sample module for pycapsule: three stubs with doctests, for the model to fill.
 
     pycapsule generate examples/sample.py             # every stub, a diff on stdout
-    pycapsule generate examples/sample.py::slugify    # one function
+    pycapsule generate examples/sample.py::run_length  # one function
 """
 
 from __future__ import annotations
 
 
-def slugify(title: str) -> str:
-    """Turn a title into a URL slug: lower-case words joined by single hyphens, punctuation dropped.
+def is_palindrome(text: str) -> bool:
+    """True if text reads the same forwards and backwards, ignoring case, spaces and punctuation.
 
-    >>> slugify("Hello, World!")
-    'hello-world'
-    >>> slugify("  Many   spaces, one slug ")
-    'many-spaces-one-slug'
+    >>> is_palindrome("A man, a plan, a canal: Panama!")
+    True
+    >>> is_palindrome("Hello, World")
+    False
     """
 
 

@@ -1,8 +1,8 @@
 """The embedded model doing the real job: `pycapsule generate` with no endpoint configured.
 
 Runs the real 0.5B Qwen2.5-Coder GGUF (tests/models/setup.sh installs it into the CI cache) on the
-three stubs of examples/sample.py, which are of different kinds: string handling, a loop building
-a list of tuples, and a method that reads an attribute.
+three stubs of examples/sample.py, which are of different kinds: a predicate over a cleaned string,
+a loop building a list of tuples, and a method that reads an attribute.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_the_embedded_model_fills_every_stub_of_the_sample(tmp_path: Path) -> No
     assert "Traceback" not in run.stderr
     report = json.loads(run.stdout)
     outcomes = {r["qualname"]: (r["status"], r["attempts"]) for r in report["results"]}
-    assert set(outcomes) == {"slugify", "run_length", "Temperature.fahrenheit"}
+    assert set(outcomes) == {"is_palindrome", "run_length", "Temperature.fahrenheit"}
     for qualname, (status, attempts) in outcomes.items():
         assert status == "passed" and 1 <= attempts <= MAX_ATTEMPTS, (qualname, status, run.stderr[-3000:])
     assert run.returncode == 0 and report["written"]
