@@ -108,3 +108,13 @@ def test_unsafe_subprocess_warns_on_every_run(project: Path) -> None:
     done = check(f"{project / 'mod.py'}::double", "--backend", "unsafe-subprocess")
     assert done.returncode == 0
     assert "does not protect the file system" in done.stderr
+
+
+def test_the_module_is_imported_under_its_name_so_a_main_block_does_not_run(project: Path) -> None:
+    (project / "script.py").write_text(
+        'def f():\n    """\n    >>> f()\n    1\n    """\n    return 1\n\n'
+        'if __name__ == "__main__":\n    raise SystemExit("the main block ran")\n'
+    )
+    done = check(str(project / "script.py"), "--backend", "bwrap")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  f (1 examples)" in done.stdout

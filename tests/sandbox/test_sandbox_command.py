@@ -53,3 +53,9 @@ def test_the_docker_bench_compares_with_one_plain_docker_run_per_job() -> None:
     modes = [line[19:29].strip() for line in done.stdout.splitlines() if line.startswith("docker ")]
     assert {"warm", "warm+gap", "cold", "docker run"} <= set(modes), done.stdout
     assert "faster than docker run" in done.stdout
+
+
+def test_bench_refuses_zero_jobs_in_one_sentence() -> None:
+    done = sandbox_command("bench", "--jobs", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "pycapsule sandbox bench: --jobs must be at least 1"

@@ -65,6 +65,9 @@ def doctor(args: argparse.Namespace) -> int:
 def bench(args: argparse.Namespace) -> int:
     from pycapsule.sandbox.bench import run_bench
 
+    if args.jobs < 1:
+        print("pycapsule sandbox bench: --jobs must be at least 1", file=sys.stderr)
+        return 2
     return run_bench(args.backend or ["bwrap", "docker"], args.jobs)
 
 
