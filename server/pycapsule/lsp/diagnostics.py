@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from pycapsule.capsule import Capsule
 from pycapsule.lsp.doctest_keys import ModuleKeys
-from pycapsule.lsp.documents import ParsedDocument
+from pycapsule.lsp.documents import ParsedDocument, parse_text
 from pycapsule.lsp.status import log
 from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
 
@@ -139,7 +139,12 @@ class DoctestDiagnostics:
 
     async def _check(self, uri: str) -> None:
         try:
-            document = self._server.parsed(uri)
+            source = self._server.workspace.get_text_document(uri)
+            codec = self._server.workspace.position_codec
+            # Parsed off the event loop: a large module would hold up requests for tens of ms.
+            document = await asyncio.get_running_loop().run_in_executor(
+                self._jobs, parse_text, uri, source.version, source.source, codec
+            )
             await self._check_document(document)
         except Exception as exc:  # diagnostics are a side show: report, never take the server down
             log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
