@@ -136,7 +136,7 @@ class Editor:
         )
 
     async def diagnostics_for(
-        self, uri: str, predicate: Callable[[list[types.Diagnostic]], bool], timeout: float = 30
+        self, uri: str, predicate: Callable[[list[types.Diagnostic]], bool], timeout: float = 90
     ):
         """Wait until the published diagnostics of `uri` satisfy `predicate`."""
 
