@@ -7,6 +7,9 @@ export PYCAPSULE_CI_CACHE="${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}"
 mkdir -p "$PYCAPSULE_CI_CACHE"
 started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - started ))"; }
+# Set-up scripts may start services (the sandbox's private dockerd); stop them however the run ends.
+stop_services() { if declare -F pycapsule_stop_dockerd >/dev/null; then pycapsule_stop_dockerd; fi; }
+trap stop_services EXIT
 
 step "python packages"
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
