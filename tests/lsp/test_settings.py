@@ -3,13 +3,15 @@ get one clear message naming the key and the default, and the server goes on."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from lsprotocol import types
+from pycapsule.lsp.diagnostics import DEBOUNCE_SECONDS
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.lsp.editor import API_KEY, server_env, start_editor, stop_editor
-from tests.lsp.sources import ADD_STUB, ADD_WRONG
+from tests.lsp.sources import ADD_STUB, ADD_WRONG, BROKEN_DOUBLE
 from tests.lsp.test_cancel import STUB_LINE
 
 
@@ -77,5 +79,30 @@ async def test_a_key_in_the_editor_settings_is_refused_and_never_shown(
         said = editor.messages() + editor.logs()
         assert any("apiKey" in m and "environment variable" in m for m in said)
         assert not any("sk-typed-into-settings-777" in m or API_KEY in m for m in said)
+    finally:
+        await stop_editor(editor)
+
+
+async def test_diagnostics_can_be_turned_off_and_on(fake: FakeOpenAI, project: Path, tmp_path: Path):
+    editor = await start_editor(
+        "visual-studio-code",
+        project,
+        server_env(fake.base_url, tmp_path),
+        configuration={"diagnostics": False},
+    )
+    try:
+        uri = editor.open("mod.py", BROKEN_DOUBLE)
+        await editor.code_actions(uri, 1)
+        await asyncio.sleep(2 * DEBOUNCE_SECONDS + 0.5)  # past the debounce: a check would have started
+        assert not [m for m in editor.logs() if "doctests of" in m] and uri not in editor.client.diagnostics
+
+        editor.client.set_configuration({"diagnostics": True}, section="pycapsule")
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        [diagnostic] = await editor.diagnostics_for(uri, bool)
+        assert diagnostic.message == "doctest failed: expected 4, got 6"
+
+        editor.client.set_configuration({"diagnostics": False}, section="pycapsule")
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        assert await editor.diagnostics_for(uri, lambda found: not found) == []
     finally:
         await stop_editor(editor)
