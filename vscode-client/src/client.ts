@@ -108,9 +108,8 @@ export class ServerConnection implements vscode.Disposable {
   private async stopNow(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    if (client?.needsStop()) {
-      await client.stop().catch((error: unknown) => this.output.appendLine(`Stopping the server: ${describe(error)}`));
-    }
+    // dispose, not just stop: each start makes a new client, so this one also drops its listeners.
+    await client?.dispose().catch((error: unknown) => this.output.appendLine(`Stopping the server: ${describe(error)}`));
   }
 
   private fail(message: string): void {
