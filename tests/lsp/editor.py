@@ -176,6 +176,7 @@ async def start_editor(
     env: dict[str, str],
     initialization_options: dict[str, Any] | None = None,
     configuration: dict[str, Any] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> Editor:
     client = make_test_lsp_client()
     _read_code_actions_like_editors_do(client)
@@ -185,7 +186,7 @@ async def start_editor(
     await client.start_io(sys.executable, "-m", "pycapsule", "serve", "--stdio", env=env, cwd=str(root))
     result = await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(name),
+            capabilities=capabilities or client_capabilities(name),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             initialization_options=initialization_options,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.lsp.editor import Editor
+from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
 from tests.lsp.sources import ADD_STUB, SYNTAX_ERROR
 
 
@@ -44,3 +47,28 @@ async def test_a_file_with_a_syntax_error_gets_no_actions_and_no_crash(editor: E
     assert not await editor.code_actions(uri, 1)
     ok = editor.open("mod.py", ADD_STUB)
     assert await editor.code_actions(ok, line_of(ADD_STUB, "    ...\n")), "the server still answers"
+
+
+async def test_tagged_llm_generated_where_the_client_supports_the_tag(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.text_document and capabilities.text_document.code_action
+    capabilities.text_document.code_action.tag_support = types.CodeActionTagOptions(
+        value_set=[types.CodeActionTag.LlmGenerated]
+    )
+    editor = await start_editor(
+        "visual-studio-code", project, server_env(fake.base_url, tmp_path), capabilities=capabilities
+    )
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        [action] = await editor.code_actions(uri, line_of(ADD_STUB, "    ...\n"))
+        assert list(action.tags or []) == [types.CodeActionTag.LlmGenerated]
+    finally:
+        await stop_editor(editor)
+
+
+async def test_untagged_where_the_client_does_not_list_the_tag(editor: Editor):
+    uri = editor.open("mod.py", ADD_STUB)
+    [action] = await editor.code_actions(uri, line_of(ADD_STUB, "    ...\n"))
+    assert action.tags is None
