@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.capsule import Capsule
-from pycapsule.config import Settings, project_root
+from pycapsule.config import Settings
+from pycapsule.executor import doctest_job
 from pycapsule.history import History
 from pycapsule.loop import Event, Finished, Notice, Outcome, self_debug
 from pycapsule.programmer import ModelError, ModelSettings, Programmer
-from pycapsule.sandbox.api import Job, RunResult, Sandbox, SandboxUnavailable
+from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -138,11 +139,10 @@ class Engine:
             log.exception("pycapsule: internal error while generating %s", capsule.qualname)
             yield _error(capsule, f"internal error ({type(error).__name__}: {error}); please report it")
 
-    def check(self, source: str, path: Path | None, targets: tuple[str, ...] | None) -> RunResult:
+    def check(self, source: str, path: Path | None, targets: tuple[str, ...] | None,
+              timeout: float | None = None) -> RunResult:
         """Run the doctests of `targets` (None: all) in `source`; raises SandboxUnavailable."""
-        job = Job(source=source, filename=path.name if path is not None else "capsule.py",
-                  doctest_targets=targets, timeout=self.settings.job_timeout,
-                  project_root=project_root(path))
+        job = doctest_job(source, path, targets, timeout or self.settings.job_timeout)
         return self.sandbox().run(job)
 
     def close(self) -> None:

@@ -28,18 +28,33 @@ class Verdict:
         return "failed" if self.result.status in ("ok", "error") else self.result.status
 
 
-def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None) -> Job:
-    """Only the target's doctests run; the module's top-level code runs first, as on import.
+def module_name_for(path: Path | None) -> str:
+    """A real file imports under its own name, so its `if __name__ == "__main__":` block stays quiet."""
+    if path is None:
+        return "__main__"
+    name = path.stem.replace("-", "_")
+    return name if name.isidentifier() else "module"
 
-    `root`: the project folder made importable (default: found from the capsule's path).
+
+def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None, timeout: float,
+                root: Path | None = None) -> Job:
+    """The module's top-level code runs first, as on import, then the doctests of `targets` (None: all).
+
+    `root`: the project folder made importable (default: found from `path`).
     """
     return Job(
         source=source,
-        filename=capsule.path.name if capsule.path is not None else "capsule.py",
-        doctest_targets=(capsule.qualname,),
+        filename=path.name if path is not None else "capsule.py",
+        module_name=module_name_for(path),
+        doctest_targets=targets,
         timeout=timeout,
-        project_root=root if root is not None else project_root(capsule.path),
+        project_root=root if root is not None else project_root(path),
     )
+
+
+def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None) -> Job:
+    """Only the target's doctests run."""
+    return doctest_job(source, capsule.path, (capsule.qualname,), timeout, root)
 
 
 def judge(capsule: Capsule, result: RunResult) -> Verdict:

@@ -1,7 +1,8 @@
 """`pycapsule check PATH[::QUALNAME]`: run doctests in the sandbox and report per function and example.
 
 Exit 0 when everything passed, 1 when something failed (or the file does not compile), 2 on a usage
-error (no such file, unknown function, no sandbox available).
+error (no such file, unknown function, no sandbox available). Runs through the same `Engine` as
+`generate` and the language server, so `[tool.pycapsule]` settings apply here too.
 """
 
 from __future__ import annotations
@@ -10,54 +11,37 @@ import argparse
 import ast
 import json
 import sys
-from pathlib import Path
 
-from pycapsule.sandbox.api import Job, SandboxUnavailable
+from pycapsule.capsule import CapsuleError, read_source_file
+from pycapsule.commands.targets import UsageError, parse_target
+from pycapsule.config import load_settings, project_root
+from pycapsule.engine import Engine
+from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
-from pycapsule.sandbox.select import open_sandbox
 from pycapsule.sandbox.worker import docstring_index
 
-FUNCTION_TIMEOUT = 10.0
 FILE_TIMEOUT = 60.0
+"""A whole file's doctests share one job; one function's get the configured job timeout."""
 
 
-class UsageError(Exception):
-    pass
-
-
-def split_target(target: str) -> tuple[Path, str | None]:
-    path_text, _, qualname = target.partition("::")
-    return Path(path_text), (qualname or None)
-
-
-def module_name_for(path: Path) -> str:
-    name = path.stem.replace("-", "_")
-    return name if name.isidentifier() else "module"
-
-
-def read_source(path: Path) -> str:
-    if not path.is_file():
-        raise UsageError(f"{path} is not a file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
-    except OSError as error:
-        raise UsageError(f"{path} cannot be read: {error.strerror}") from error
-
-
-def _emit(args: argparse.Namespace, payload: dict[str, object], lines: list[str], stream=None) -> None:
+def _emit(args: argparse.Namespace, payload: dict[str, object], lines: list[str]) -> None:
     if args.json:
         print(json.dumps(payload, indent=2))
     else:
         for line in lines:
-            print(line, file=stream or sys.stdout)
+            print(line)
 
 
 def run(args: argparse.Namespace) -> int:
-    path, qualname = split_target(args.target)
     try:
-        source = read_source(path)
+        target = parse_target(args.target, "check")
+        path, qualname = target.path, target.qualname
+        try:
+            source = read_source_file(path).text
+        except CapsuleError as error:
+            raise UsageError(error.message.rstrip(".")) from error
+        except OSError as error:
+            raise UsageError(f"{path} cannot be read: {error.strerror or error}") from error
         try:
             tree = ast.parse(source, str(path))
         except SyntaxError as error:
@@ -68,25 +52,19 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if qualname is not None and qualname not in docstring_index(tree, every=False):
             raise UsageError(f"there is no function or class named {qualname!r} in {path}")
-        sandbox = open_sandbox(args.backend, path.resolve().parent)
+        loaded = load_settings(path, {"sandbox": args.backend} if args.backend else None)
+        for warning in loaded.warnings:
+            print(f"pycapsule check: warning: {warning}", file=sys.stderr)
+        with Engine(loaded.settings, project_root=project_root(path)) as engine:
+            result = engine.check(source, path, (qualname,) if qualname else None,
+                                  None if qualname else max(FILE_TIMEOUT, loaded.settings.job_timeout))
+            backend = engine.sandbox().name
     except (UsageError, SandboxUnavailable) as error:
         print(f"pycapsule check: {error}", file=sys.stderr)
         return 2
-    try:
-        job = Job(
-            source=source,
-            filename=path.name,
-            module_name=module_name_for(path),
-            doctest_targets=(qualname,) if qualname else None,
-            timeout=FUNCTION_TIMEOUT if qualname else FILE_TIMEOUT,
-            project_root=path.resolve().parent,
-        )
-        result = sandbox.run(job)
-    finally:
-        sandbox.close()
     for warning in result.warnings:
         print(f"pycapsule check: warning: {warning}", file=sys.stderr)
-    payload = {"path": str(path), "backend": sandbox.name, **json_report(result)}
+    payload = {"path": str(path), "backend": backend, **json_report(result)}
     lines = text_report(result, str(path))
     if not result.functions and result.status == "ok":
         lines.append(f"no doctests found in {path}" + (f"::{qualname}" if qualname else ""))

@@ -16,11 +16,11 @@ import logging
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pycapsule.capsule import CapsuleError, SourceFile, capsule_by_qualname, read_capsules, read_source_file
+from pycapsule.commands.targets import Target, UsageError, parse_target
 from pycapsule.config import load_settings, project_root
 from pycapsule.engine import Engine
 from pycapsule.loop import (
@@ -35,30 +35,10 @@ from pycapsule.loop import (
 )
 
 
-class UsageError(Exception):
-    """Exit 2 with this one sentence."""
-
-
-@dataclass(frozen=True)
-class Target:
-    path: Path
-    qualname: str | None
-
-
-def parse_target(text: str) -> Target:
-    path_text, _, qualname = text.partition("::")
-    path = Path(path_text)
-    if not path_text:
-        raise UsageError("give a Python file, e.g. pycapsule generate mod.py::my_function")
-    if not path.is_file():
-        raise UsageError(f"{path_text} is not a file")
-    return Target(path, qualname.strip() or None)
-
-
 def run(args: argparse.Namespace) -> int:
     _quiet_logging()
     try:
-        target = parse_target(args.target)
+        target = parse_target(args.target, "generate")
         original_bytes = target.path.read_bytes()  # first: a change after this is caught before writing
         source = read_source_file(target.path)
         qualnames = _qualnames(source.text, target)
