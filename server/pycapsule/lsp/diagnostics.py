@@ -138,6 +138,9 @@ class DoctestDiagnostics:
         self._jobs.shutdown(wait=False, cancel_futures=True)
 
     async def _check(self, uri: str) -> None:
+        await self._server.settings_ready.wait()  # the editor's settings may turn diagnostics off
+        if not self._server.settings.diagnostics:
+            return
         try:
             source = self._server.workspace.get_text_document(uri)
             codec = self._server.workspace.position_codec
