@@ -36,3 +36,9 @@ async def test_generate_in_a_file_with_a_syntax_error_is_refused(editor: Editor)
     uri = editor.open("broken.py", SYNTAX_ERROR)
     with pytest.raises(JsonRpcInvalidParams, match="syntax error"):
         await editor.execute(command("pycapsule.generate", {"uri": uri, "qualname": "add"}))
+
+
+async def test_requests_about_a_file_that_does_not_exist_answer_nothing(editor: Editor):
+    missing = editor.uri("missing.py")
+    assert await editor.code_actions(missing, 0) is None
+    assert await editor.hover(missing, 0, 0) is None

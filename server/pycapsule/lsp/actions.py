@@ -26,7 +26,10 @@ def register(server: PycapsuleServer) -> None:
         types.CodeActionOptions(code_action_kinds=[GENERATE_KIND, FIX_KIND], resolve_provider=False),
     )
     def code_action(ls: PycapsuleServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        document = ls.parsed_near(params.text_document.uri, params.range.start.line)
+        try:
+            document = ls.parsed_near(params.text_document.uri, params.range.start.line)
+        except (OSError, UnicodeDecodeError):  # not open and not readable on disk: nothing to offer
+            return None
         if document.syntax_error is not None:
             return None
         actions = [*_generate_actions(ls, document, params), *_fix_actions(ls, document, params)]

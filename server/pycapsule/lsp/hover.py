@@ -18,7 +18,10 @@ def register(server: PycapsuleServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: PycapsuleServer, params: types.HoverParams) -> types.Hover | None:
-        document = ls.parsed_near(params.text_document.uri, params.position.line)
+        try:
+            document = ls.parsed_near(params.text_document.uri, params.position.line)
+        except (OSError, UnicodeDecodeError):  # not open and not readable on disk
+            return None
         position = params.position
         column = (
             document.index.offset(position)
