@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     lsp_bench = commands.add_parser("lsp-bench", help="code-action / hover latency, save-to-diagnostics time")
     lsp_bench.add_argument("--lines", type=int, default=3000)
     lsp_bench.add_argument("--functions", type=int, default=50)
+    _backend(lsp_bench)
     return parser
 
 
