@@ -38,6 +38,10 @@ def _model(parser: argparse.ArgumentParser) -> None:
     )
 
 
+SIZES = ["0.5b", "1.5b"]
+SIZE_HELP = "default: $PYCAPSULE_MODEL_SIZE or 1.5b"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pycapsule",
@@ -80,13 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     model = commands.add_parser("model", help="the embedded local model: install, list, serve, bench")
     model_commands = model.add_subparsers(dest="model_command", required=True, metavar="ACTION")
     install = model_commands.add_parser("install", help="download, join and verify a model file")
-    install.add_argument("--size", choices=["0.5b", "1.5b"], default="1.5b")
+    install.add_argument("--size", choices=SIZES, help=SIZE_HELP)
     model_commands.add_parser("list", help="show installed models")
     serve = model_commands.add_parser("serve", help="serve a model on 127.0.0.1 (OpenAI-compatible)")
-    serve.add_argument("--size", choices=["0.5b", "1.5b"], default="1.5b")
+    serve.add_argument("--size", choices=SIZES, help=SIZE_HELP)
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
     model_bench = model_commands.add_parser("bench", help="tokens/s and time to first token")
-    model_bench.add_argument("--size", choices=["0.5b", "1.5b"], action="append")
+    model_bench.add_argument("--size", choices=SIZES, action="append")
 
     sandbox = commands.add_parser("sandbox", help="sandbox backends: build the image, benchmark")
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
