@@ -2,15 +2,22 @@
 # How the published results were made: HumanEval direct vs selfdebug with the embedded models, in growing
 # stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
 # those generations (same prompts) and only re-score them. Resumable: rerun it and finished tasks are skipped.
-# Usage: bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]   (SIZE: 0.5b or 1.5b)
+# Usage: [SETTINGS=DIR] [MODES="direct selfdebug"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
+#   SIZE: 0.5b or 1.5b. SETTINGS: a folder under docs/results whose pyproject.toml holds [tool.pycapsule] loop
+#   settings; the runs start there, so those settings apply (and are recorded in each run's manifest).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 size=${1:?size: 0.5b or 1.5b}
 deadline=${2:-0}
 shift $(( $# < 2 ? $# : 2 ))
 limits=("${@:-10 20 40 80 120 164}")
+modes=${MODES:-direct selfdebug}
 out=docs/results/qwen2.5-coder-$size
 attempts=3
+if [[ -n "${SETTINGS:-}" ]]; then
+  cd "docs/results/$SETTINGS" || exit 2
+  out=../qwen2.5-coder-$size
+fi
 unset OPENAI_BASE_URL OPENAI_API_KEY PYCAPSULE_MODEL  # the embedded model, nothing else
 
 bench() {
@@ -21,10 +28,13 @@ bench() {
 }
 
 for limit in ${limits[*]}; do
-  bench humaneval --mode direct --limit "$limit"
-  bench humaneval --mode selfdebug --max-attempts "$attempts" --limit "$limit"
-  for variant in humaneval-et humaneval-plus; do
-    bench "$variant" --mode direct --limit "$limit"
-    bench "$variant" --mode selfdebug --max-attempts "$attempts" --limit "$limit"
+  for dataset in humaneval humaneval-et humaneval-plus; do
+    for mode in $modes; do
+      if [[ $mode == direct ]]; then
+        bench "$dataset" --mode direct --limit "$limit"
+      else
+        bench "$dataset" --mode selfdebug --max-attempts "$attempts" --limit "$limit"
+      fi
+    done
   done
 done

@@ -37,10 +37,9 @@ def _summary_table(runs: list[RunSummary]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
-        mode = r.mode if r.mode == "direct" else f"{r.mode} (≤{r.max_attempts})"
         done = f"{r.done}/{r.total_tasks}" + ("" if r.complete else " (partial)")
         lines.append(
-            f"| {r.model} | {r.dataset} | {mode} | {done} | **{r.pass_at_1:.1f}** "
+            f"| {r.model} | {r.dataset} | {r.label} | {done} | **{r.pass_at_1:.1f}** "
             f"| {r.passed}/{r.scored} | {r.unscorable} | {r.mean_attempts:.2f} "
             f"| {r.mean_model_calls:.2f} | {r.mean_prompt_tokens:.0f} "
             f"| {r.mean_completion_tokens:.0f} | {r.mean_task_seconds:.1f} | {_minutes(r.wall_seconds)} |"
@@ -62,12 +61,13 @@ def _gain_table(runs: list[RunSummary]) -> list[str]:
         "",
         "## Self-debugging against direct generation (same model, same prompt)",
         "",
-        "| model | dataset | direct | selfdebug | gain (points) | model calls / task |",
-        "|---|---|---|---|---|---|",
+        "| model | dataset | selfdebug | direct | selfdebug pass@1 | gain (points) | model calls / task |",
+        "|---|---|---|---|---|---|---|",
     ]
     for direct, debug in pairs:
         lines.append(
-            f"| {debug.model} | {debug.dataset} | {direct.pass_at_1:.1f} | {debug.pass_at_1:.1f} "
+            f"| {debug.model} | {debug.dataset} | {debug.label} "
+            f"| {direct.pass_at_1:.1f} | {debug.pass_at_1:.1f} "
             f"| {debug.pass_at_1 - direct.pass_at_1:+.1f} | {debug.mean_model_calls:.2f} |"
         )
     return lines
@@ -82,8 +82,8 @@ def _attempt_table(runs: list[RunSummary]) -> list[str]:
         "",
         "## Attempt at which tasks passed (hidden tests; the paper's Figure 2)",
         "",
-        "| model | dataset | " + " | ".join(f"attempt {k}" for k in range(1, width + 1)) + " |",
-        "|---|---|" + "---|" * width,
+        "| model | dataset | mode | " + " | ".join(f"attempt {k}" for k in range(1, width + 1)) + " |",
+        "|---|---|---|" + "---|" * width,
     ]
     for r in debug_runs:
         cells = []
@@ -91,7 +91,7 @@ def _attempt_table(runs: list[RunSummary]) -> list[str]:
             count = r.attempts_of_passed.get(k, 0)
             share = 100.0 * count / r.passed if r.passed else 0.0
             cells.append(f"{count} ({share:.0f}%)")
-        lines.append(f"| {r.model} | {r.dataset} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r.model} | {r.dataset} | {r.label} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -107,7 +107,7 @@ def _contingency_table(runs: list[RunSummary]) -> list[str]:
         "|---|---|---|" + "---|" * len(keys),
     ]
     for r in runs:
-        lines.append(f"| {r.model} | {r.dataset} | {r.mode} | "
+        lines.append(f"| {r.model} | {r.dataset} | {r.label} | "
                      + " | ".join(str(r.visible_vs_hidden.get(k, 0)) for k in keys) + " |")
     return lines
 
@@ -127,7 +127,7 @@ def _diagnosis_table(runs: list[RunSummary]) -> list[str]:
 
     for r in runs:
         d = r.diagnosis
-        lines.append(f"| {r.model} | {r.dataset} | {r.mode} | {counts(d.hidden_failures)} "
+        lines.append(f"| {r.model} | {r.dataset} | {r.label} | {counts(d.hidden_failures)} "
                      f"| {counts(d.last_verdicts)} | {d.retries} | {d.repeated} | {d.gained_by_retry} |")
     return lines
 
@@ -136,12 +136,12 @@ def _provenance(runs: list[RunSummary]) -> list[str]:
     lines = ["", "## How each run was made", ""]
     for r in runs:
         m = r.manifest
-        lines.append(f"- **{r.model} / {r.dataset} / {r.mode}**: `{m.get('command', '?')}`; "
+        lines.append(f"- **{r.model} / {r.dataset} / {r.label}**: `{m.get('command', '?')}`; "
                      f"model file SHA-256 `{m.get('model_sha256') or 'n/a (remote endpoint)'}`; "
                      f"data `{m.get('data_file', '?')}` "
                      f"(SHA-256 `{m.get('config', {}).get('data_sha256', '?')}`); "
                      f"started {m.get('started', '?')}, last updated {m.get('updated', '?')}; "
-                     f"sandbox {m.get('sandbox', '?')}; "
+                     f"sandbox {m.get('sandbox', '?')}; settings file {m.get('settings_file') or 'none'}; "
                      f"settings `{m.get('config', {}).get('generation', {})}`.")
     return lines
 
@@ -180,7 +180,7 @@ def _plot_attempts(runs: list[RunSummary], path: Path) -> bool:
     for index, r in enumerate(debug_runs):
         xs = [k + (index - (len(debug_runs) - 1) / 2) * bar for k in range(1, width + 1)]
         shares = [100.0 * r.attempts_of_passed.get(k, 0) / r.passed for k in range(1, width + 1)]
-        axes.bar(xs, shares, width=bar, label=f"{r.model} {r.dataset}")
+        axes.bar(xs, shares, width=bar, label=f"{r.model} {r.dataset} ({r.label})")
     axes.set_xticks(range(1, width + 1))
     axes.set_xlabel("attempt at which the task passed")
     axes.set_ylabel("% of passed tasks")
@@ -196,14 +196,14 @@ def _plot_pass_at_1(runs: list[RunSummary], path: Path) -> bool:
     if not runs:
         return False
     groups = sorted({(r.model, r.dataset) for r in runs})
-    modes = sorted({r.mode for r in runs})
+    modes = sorted({r.label for r in runs})
     figure = Figure(figsize=(max(6, 1.4 * len(groups) + 2), 4), layout="constrained")
     axes = figure.subplots()
     bar = 0.8 / len(modes)
     for index, mode in enumerate(modes):
         values = []
         for model, dataset in groups:
-            match = [r for r in runs if (r.model, r.dataset, r.mode) == (model, dataset, mode)]
+            match = [r for r in runs if (r.model, r.dataset, r.label) == (model, dataset, mode)]
             values.append(match[-1].pass_at_1 if match else 0.0)
         xs = [g + (index - (len(modes) - 1) / 2) * bar for g in range(len(groups))]
         bars = axes.bar(xs, values, width=bar, label=mode)

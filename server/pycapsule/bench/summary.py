@@ -79,6 +79,14 @@ class RunSummary:
         return 100.0 * self.passed / self.scored if self.scored else 0.0
 
     @property
+    def label(self) -> str:
+        """The mode with the loop settings that tell self-debugging runs apart."""
+        if self.mode != "selfdebug":
+            return self.mode
+        generation = self.manifest.get("config", {}).get("generation", {})
+        return f"selfdebug ≤{self.max_attempts}, restart after {generation.get('restart_after', '?')} fixes"
+
+    @property
     def complete(self) -> bool:
         return self.done >= self.total_tasks
 

@@ -30,7 +30,7 @@ from pycapsule.bench.report import write_report
 from pycapsule.bench.runner import BenchRunner, ModelUnavailable, default_workers, reusable_generations
 from pycapsule.bench.summary import summarize
 from pycapsule.bench.tasks import DatasetError
-from pycapsule.config import load_settings
+from pycapsule.config import LoadedSettings, load_settings
 from pycapsule.models.errors import ModelError as EmbeddedModelError
 from pycapsule.programmer import ModelError
 from pycapsule.sandbox.api import SandboxUnavailable
@@ -51,7 +51,7 @@ def _check_numbers(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> LoadedSettings:
     overrides: dict[str, Any] = {
         "sandbox": args.backend,
         "max_attempts": 1 if args.mode == "direct" else args.max_attempts,
@@ -65,7 +65,7 @@ def _settings(args: argparse.Namespace) -> Any:
     loaded = load_settings(Path.cwd(), overrides)
     for warning in loaded.warnings:
         print(f"pycapsule bench: {warning}", file=sys.stderr)
-    return loaded.settings
+    return loaded
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
     try:
         data_file, tasks = load_tasks(args.dataset, args.data)
-        settings = _settings(args)
+        loaded = _settings(args)
+        settings = loaded.settings
         model = model_identity(settings)
     except (DatasetError, EmbeddedModelError) as error:
         return _fail(str(error))
@@ -113,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
             "total_tasks": len(tasks),
             "pycapsule": version(),
             "commit": git_commit(),
+            "settings_file": str(loaded.pyproject) if loaded.pyproject else None,
         }
     )
     write_manifest(files.manifest, manifest)
