@@ -132,7 +132,7 @@ def test_direct_mode_is_one_call_per_task_and_the_report_shows_the_gain(
     assert sorted(r["status"] for r in direct.values()) == ["failed", "failed", "passed"]
     assert _bench(out) == 0
     report = (out / "report.md").read_text()
-    assert "| selfdebug ≤3, restart after 2 fixes | 33.3 | 66.7 | +33.3 |" in report
+    assert "| selfdebug ≤3, restart after 2 fixes | 3 | 33.3 | 66.7 | +33.3 |" in report
 
 
 def test_humaneval_et_reuses_the_same_prompts_generations_and_only_rescores(

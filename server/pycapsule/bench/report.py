@@ -61,14 +61,21 @@ def _gain_table(runs: list[RunSummary]) -> list[str]:
         "",
         "## Self-debugging against direct generation (same model, same prompt)",
         "",
-        "| model | dataset | selfdebug | direct | selfdebug pass@1 | gain (points) | model calls / task |",
-        "|---|---|---|---|---|---|---|",
+        "Over the tasks both runs have scored (a run still in progress is compared on what it has done).",
+        "",
+        "| model | dataset | selfdebug | tasks compared | direct | selfdebug pass@1 | gain (points) "
+        "| model calls / task |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for direct, debug in pairs:
+        common = direct.scored_ids & debug.scored_ids
+        if not common:
+            continue
+        before = 100.0 * len(direct.passed_ids & common) / len(common)
+        after = 100.0 * len(debug.passed_ids & common) / len(common)
         lines.append(
-            f"| {debug.model} | {debug.dataset} | {debug.label} "
-            f"| {direct.pass_at_1:.1f} | {debug.pass_at_1:.1f} "
-            f"| {debug.pass_at_1 - direct.pass_at_1:+.1f} | {debug.mean_model_calls:.2f} |"
+            f"| {debug.model} | {debug.dataset} | {debug.label} | {len(common)} "
+            f"| {before:.1f} | {after:.1f} | {after - before:+.1f} | {debug.mean_model_calls:.2f} |"
         )
     return lines
 

@@ -73,6 +73,8 @@ class RunSummary:
     wall_seconds: float
     manifest: dict[str, Any]
     diagnosis: Diagnosis
+    scored_ids: frozenset[str]
+    passed_ids: frozenset[str]
 
     @property
     def pass_at_1(self) -> float:
@@ -131,4 +133,6 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         wall_seconds=float(manifest.get("wall_seconds", 0.0)),
         manifest=manifest,
         diagnosis=diagnose(scored),
+        scored_ids=frozenset(r.task_id for r in scored),
+        passed_ids=frozenset(r.task_id for r in passed),
     )
