@@ -21,7 +21,7 @@ def project(tmp_path: Path, table: str) -> Path:
 def test_defaults_without_any_configuration(tmp_path: Path) -> None:
     loaded = load_settings(tmp_path, environ={})
     assert loaded.settings == DEFAULTS and loaded.warnings == [] and loaded.pyproject is None
-    assert DEFAULTS.max_attempts == 5 and DEFAULTS.restart_after == 2 and DEFAULTS.history_window == 2
+    assert DEFAULTS.max_attempts == 5 and DEFAULTS.restart_after == 1 and DEFAULTS.history_window == 2
     assert DEFAULTS.temperature == 0 and 0.3 <= DEFAULTS.retry_temperature <= 0.7
     assert DEFAULTS.uses_embedded_model
 
