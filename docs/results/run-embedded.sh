@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # How the published results were made: HumanEval direct vs selfdebug with the embedded models, in growing
 # stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
-# those generations (same prompts) and only re-score them. Resumable: rerun it and finished tasks are skipped.
-# Usage: [SETTINGS=DIR] [MODES="direct selfdebug"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
+# those generations (same prompts) and only re-score them. Self-debugging runs first: the direct run then takes
+# each task's attempt 1 (the same greedy request) and asks the model nothing. Resumable: rerun it and finished
+# tasks are skipped.
+# Usage: [SETTINGS=DIR] [MODES="selfdebug direct"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
 #   SIZE: 0.5b or 1.5b. SETTINGS: a folder under docs/results whose pyproject.toml holds [tool.pycapsule] loop
 #   settings; the runs start there, so those settings apply (and are recorded in each run's manifest).
 set -uo pipefail
@@ -10,8 +12,8 @@ cd "$(dirname "$0")/../.."
 size=${1:?size: 0.5b or 1.5b}
 deadline=${2:-0}
 shift $(( $# < 2 ? $# : 2 ))
-limits=("${@:-10 20 40 80 120 164}")
-modes=${MODES:-direct selfdebug}
+limits=("${@:-40 80 120 164}")
+modes=${MODES:-selfdebug direct}
 out=docs/results/qwen2.5-coder-$size
 attempts=3
 if [[ -n "${SETTINGS:-}" ]]; then

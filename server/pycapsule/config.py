@@ -46,8 +46,8 @@ class Settings(BaseModel):
 
     # the self-debugging loop
     max_attempts: int = Field(default=5, ge=1, le=50)
-    restart_after: int = Field(default=1, ge=1)
-    """Failed fixes in a row before starting again from a fresh conversation."""
+    restart_after: int = Field(default=1, ge=0)
+    """Failed fixes in a row before starting again from a fresh conversation (0: never a fix turn)."""
     history_window: int = Field(default=2, ge=0, le=10)
     """Earlier failed attempts shown in a fix prompt, besides the last one."""
 

@@ -3,8 +3,9 @@
 It knows nothing of the terminal or the editor: the CLI and the language server both iterate the
 events `self_debug` yields. Attempts are numbered from 1; in fix-from-current-body mode the current
 code is checked first as attempt 0 (mode "check"), which asks no model. After `restart_after` failed
-fixes in a row the next attempt starts over from a fresh conversation (mode "restart"): small models
-tend to repeat a wrong idea once it is in their context.
+fixes in a row the next attempt starts over from a fresh conversation (mode "restart") that names the
+earlier failures but does not show their code: small models copy a wrong idea once it is in their
+context (docs/results). `restart_after = 0` makes every retry a restart.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pycapsule.programmer import (
     Retrying,
     Usage,
     fix_messages,
-    generate_messages,
+    restart_messages,
 )
 from pycapsule.sandbox.api import Sandbox
 
@@ -167,16 +168,19 @@ class _Run:
         last: _Attempt | None = None
         final: _Attempt | None = None
         failed_fixes = 0
+        failures: list[str] = []
         if start_body is not None and not capsule.is_stub:
             last = yield from self._check_current(start_body)
             if last is None:
                 return
+            failures.append(last.headline)
         for attempt in range(1, settings.max_attempts + 1):
             if self.cancel.is_set():
                 raise Cancelled()
             if last is None:
                 mode: Mode = "generate" if attempt == 1 else "restart"
-                messages = generate_messages(capsule, self.context)
+                recent = failures[-(settings.history_window + 1):]
+                messages = restart_messages(capsule, self.context, recent)
             else:
                 mode = "fix"
                 earlier = window[-settings.history_window:] if settings.history_window else []
@@ -201,6 +205,8 @@ class _Run:
                 if last is not None:
                     window.append((last.code, last.condensed))
             last = final = result
+            if result.headline not in failures:
+                failures.append(result.headline)
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "

@@ -358,6 +358,17 @@ def generate_messages(capsule: Capsule, context: str | None) -> list[Message]:
             {"role": "user", "content": _task_message(capsule, context)}]
 
 
+def restart_messages(capsule: Capsule, context: str | None, failures: Sequence[str]) -> list[Message]:
+    """A fresh conversation: the task, plus how earlier attempts failed (one line each) but not their code,
+    which a small model would copy."""
+    messages = generate_messages(capsule, context)
+    if failures:
+        listed = "\n".join(f"- {failure}" for failure in failures)
+        note = f"\nEarlier attempts failed like this; write a different solution:\n{listed}\n"
+        messages[-1]["content"] += note
+    return messages
+
+
 def fix_request(condensed_error: str) -> str:
     return (f"That function fails:\n{condensed_error.strip()}\n\nFix it. Reply with the whole corrected "
             "function in one ```python code block.")

@@ -135,6 +135,28 @@ def test_direct_mode_is_one_call_per_task_and_the_report_shows_the_gain(
     assert "| selfdebug ≤3, restart after 1 fixes | 3 | 33.3 | 66.7 | +33.3 |" in report
 
 
+def test_direct_after_selfdebug_takes_each_tasks_first_attempt_without_asking_the_model(
+        model: FakeOpenAI, tasks: list[BenchTask], tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert _bench(out) == 0
+    asked = len(model.chat_requests)
+    assert _bench(out, "--mode", "direct") == 0
+    assert len(model.chat_requests) == asked
+    direct = _records(out, "humaneval-direct-*.jsonl")
+    selfdebug = _records(out, "humaneval-selfdebug-*.jsonl")
+    first, second, third = (t.task_id for t in tasks)
+    # the first task passed at attempt 2 under self-debugging: its direct (attempt 1) answer fails
+    statuses = {tid: r["status"] for tid, r in direct.items()}
+    assert statuses == {first: "failed", second: "passed", third: "failed"}
+    assert all(r["model_calls"] == 1 and r["reused_from"].startswith("humaneval-selfdebug-")
+               for r in direct.values())
+    for tid, record in direct.items():
+        assert record["codes"] == selfdebug[tid]["codes"][:1]
+        assert [record["prompt_tokens"], record["completion_tokens"]] == selfdebug[tid]["attempt_tokens"][0]
+    report = (out / "report.md").read_text()
+    assert "| selfdebug ≤3, restart after 1 fixes | 3 | 33.3 | 66.7 | +33.3 |" in report
+
+
 def test_humaneval_et_reuses_the_same_prompts_generations_and_only_rescores(
         model: FakeOpenAI, tmp_path: Path) -> None:
     out = tmp_path / "results"

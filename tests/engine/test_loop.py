@@ -146,6 +146,20 @@ def test_restart_from_a_fresh_conversation_after_failed_fixes(
     assert restart.body["temperature"] > 0
 
 
+def test_a_restart_names_the_earlier_failures_but_shows_none_of_their_code(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue(WRONG, WRONG_TOO, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, restart_after=0)
+    assert outcome.status == "passed"
+    assert modes(events) == ["generate", "restart", "restart"]  # restart_after = 0: no fix turns
+    first, second = finished_attempts(events)[:2]
+    last = openai_server.chat_requests[2]
+    assert [m["role"] for m in last.messages] == ["system", "user"]
+    task = last.messages[1]["content"]
+    assert first.headline in task and second.headline in task
+    assert "a - b" not in task and "a * b" not in task
+
+
 def test_the_history_window_bounds_the_fix_prompt(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG_TOO, "```python\ndef add(a, b):\n    return a ** b\n```", RIGHT)

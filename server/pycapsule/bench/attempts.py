@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 
 from pycapsule.bench.records import TaskRecord
 from pycapsule.bench.tasks import BenchTask
@@ -41,6 +42,9 @@ def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> T
             record.completion_tokens += event.usage.completion_tokens
             record.headlines.append(event.headline or event.verdict)
             record.codes.append(event.code)
+            record.verdicts.append(event.verdict)
+            record.attempt_tokens.append([event.usage.prompt_tokens, event.usage.completion_tokens])
+            record.attempt_seconds.append(round(event.seconds, 3))
             if event.passed and event.verdict == "passed" and record.passed_attempt is None:
                 record.passed_attempt = event.attempt
             if event.verdict not in _UNRUNNABLE:
@@ -54,3 +58,27 @@ def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> T
         record.final_code = candidate_module(capsule, last_usable)
     record.generation_seconds = round(time.monotonic() - began, 3)
     return record
+
+
+def first_attempt(record: TaskRecord, capsule: Capsule) -> TaskRecord | None:
+    """A self-debugging record cut to its first attempt: what a direct run with the same first-attempt
+    settings generates (the same request). None when the record does not say what attempt 1 cost."""
+    if not (record.codes and record.verdicts and record.attempt_tokens and record.attempt_seconds):
+        return None
+    passed = record.verdicts[0] in ("passed", "not_verified")
+    headline = record.headlines[0] if record.headlines else ""
+    if passed:
+        final_code = record.final_code
+    elif record.verdicts[0] in _UNRUNNABLE:
+        final_code = None
+    else:
+        final_code = candidate_module(capsule, record.codes[0])
+    prompt_tokens, completion_tokens = record.attempt_tokens[0]
+    return replace(
+        record, outcome=record.outcome if passed else "gave_up",
+        outcome_message=record.outcome_message if passed else headline, attempts=1,
+        passed_attempt=1 if record.passed_attempt == 1 else None, model_calls=1, verdicts=record.verdicts[:1],
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+        generation_seconds=record.attempt_seconds[0], headlines=record.headlines[:1], codes=record.codes[:1],
+        attempt_tokens=record.attempt_tokens[:1], attempt_seconds=record.attempt_seconds[:1],
+        final_code=final_code)

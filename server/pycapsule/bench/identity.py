@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,9 +11,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pycapsule import __version__
+from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.models.catalog import CATALOG, resolve_size
-from pycapsule.programmer import SYSTEM_PROMPT
+from pycapsule.programmer import fix_messages, generate_messages, restart_messages
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -36,13 +38,35 @@ def model_identity(settings: Settings) -> dict[str, Any]:
     return {"kind": "endpoint", "name": settings.model or "(the endpoint's default)", "host": host}
 
 
-def generation_settings(settings: Settings) -> dict[str, Any]:
-    """The settings that change what the loop produces (never the API key)."""
-    keys = ("max_attempts", "temperature", "retry_temperature", "restart_after", "history_window",
-            "max_tokens", "job_timeout")
-    values = {key: getattr(settings, key) for key in keys}
-    values["prompt"] = hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()[:8]
+_FIRST_ATTEMPT_KEYS = ("temperature", "max_tokens", "job_timeout")
+_LOOP_KEYS = ("max_attempts", "retry_temperature", "restart_after", "history_window")
+_SAMPLE = 'def sample(a: int) -> int:\n    """One.\n\n    >>> sample(1)\n    1\n    """\n'
+
+
+def prompt_fingerprint() -> str:
+    """A hash of the prompts as the model sees them (system, task, fix and restart messages)."""
+    capsule = capsule_by_qualname(_SAMPLE, "sample")
+    rendered = [
+        generate_messages(capsule, "import os"),
+        fix_messages(capsule, None, [("code 1", "error 1")], "code 2", "error 2"),
+        restart_messages(capsule, None, ["failure 1"]),
+    ]
+    return hashlib.sha256(json.dumps(rendered).encode()).hexdigest()[:8]
+
+
+def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
+    """The settings that change what a run produces (never the API key): a direct run is a first
+    attempt only, so the loop's own settings do not change it."""
+    keys = _FIRST_ATTEMPT_KEYS + (_LOOP_KEYS if mode == "selfdebug" else ())
+    values: dict[str, Any] = {key: getattr(settings, key) for key in keys}
+    values["prompt"] = prompt_fingerprint()
     return values
+
+
+def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
+    """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
+    attempt 1 is the very generation the direct run would make."""
+    return {key: generation[key] for key in ("model", *_FIRST_ATTEMPT_KEYS, "prompt")}
 
 
 def git_commit() -> str | None:

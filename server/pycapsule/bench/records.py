@@ -39,10 +39,17 @@ class TaskRecord:
     """The visible-example verdict of each attempt, one line each."""
     codes: list[str] = field(default_factory=list)
     """Each attempt's candidate code, as the loop ran it."""
+    verdicts: list[str] = field(default_factory=list)
+    """Each attempt's verdict on the examples (passed, failed, no_code, signature, ...)."""
+    attempt_tokens: list[list[int]] = field(default_factory=list)
+    """Each attempt's [prompt, completion] tokens."""
+    attempt_seconds: list[float] = field(default_factory=list)
+    """Each attempt's wall time (model and examples)."""
     final_code: str | None = None
     """The module that was scored."""
     reused_from: str | None = None
-    """The results file this generation was taken from (same prompt, same generation settings)."""
+    """The results file this generation was taken from (same prompt, same generation settings; for a
+    direct run also a self-debugging run's first attempt)."""
 
     @property
     def passed(self) -> bool:

@@ -2,7 +2,9 @@
 
 Resuming is free: tasks already in the results file (same configuration) are skipped. A task
 whose prompt was already answered under the same generation settings in another run in the same
-folder (HumanEval, -ET and + share their prompts) reuses that generation and is only re-scored.
+folder (HumanEval, -ET and + share their prompts) reuses that generation and is only re-scored;
+a direct run also takes attempt 1 of a self-debugging run with the same first-attempt settings
+(the same request, greedy by default), so running selfdebug first makes direct nearly free.
 A model failure (endpoint down) is not a task failure: such tasks are not recorded, so a later
 resume retries them, and several in a row stop the run.
 """
@@ -16,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pycapsule.bench.attempts import fold_events
+from pycapsule.bench.attempts import first_attempt, fold_events
 from pycapsule.bench.records import RecordWriter, RunFiles, TaskRecord, read_manifest, read_records
 from pycapsule.bench.scorer import missing_libraries, score
 from pycapsule.bench.tasks import BenchTask
@@ -50,23 +52,45 @@ class RunState:
     model_errors: list[str] = field(default_factory=list)
 
 
-def reusable_generations(out: Path, generation_hash: str, own: Path) -> dict[str, tuple[TaskRecord, str]]:
-    """Generations (by prompt key) from other runs in `out` made with the same generation settings."""
-    found: dict[str, tuple[TaskRecord, str]] = {}
+@dataclass(frozen=True)
+class Reusable:
+    record: TaskRecord
+    source: str
+    """The results file it comes from."""
+    first_attempt_only: bool = False
+    """A self-debugging generation of which a direct run takes attempt 1."""
+    model_label: str | None = None
+    """The model that answered, as its run recorded it."""
+
+
+def reusable_generations(out: Path, generation_hash: str, own: Path,
+                         first_attempt_hash: str | None = None) -> dict[str, Reusable]:
+    """Generations (by prompt key) from other runs in `out` made with the same generation settings; with
+    `first_attempt_hash` (a direct run) also the first attempts of self-debugging runs that share it."""
+    found: dict[str, Reusable] = {}
+    firsts: dict[str, Reusable] = {}
     for manifest_path in sorted(out.glob("*.json")):
         results = manifest_path.with_suffix(".jsonl")
         manifest = read_manifest(manifest_path)
-        if results == own or manifest is None or manifest.get("generation_hash") != generation_hash:
+        if results == own or manifest is None:
             continue
+        if manifest.get("generation_hash") == generation_hash:
+            into, first_only = found, False
+        elif first_attempt_hash is not None and manifest.get("first_attempt_hash") == first_attempt_hash:
+            into, first_only = firsts, True
+        else:
+            continue
+        label = manifest.get("model_label")
         for record in read_records(results).values():
-            if record.reused_from is None and record.outcome not in ("", "skipped"):
-                found.setdefault(record.prompt_key, (record, results.name))
-    return found
+            usable = record.reused_from is None and record.outcome not in ("", "skipped")
+            if usable and (record.attempt_tokens or not first_only):
+                into.setdefault(record.prompt_key, Reusable(record, results.name, first_only, label))
+    return {**firsts, **found}
 
 
 class BenchRunner:
     def __init__(self, tasks: list[BenchTask], files: RunFiles, sandbox: Sandbox, generate: Generate,
-                 *, workers: int, reuse: dict[str, tuple[TaskRecord, str]] | None = None) -> None:
+                 *, workers: int, reuse: dict[str, Reusable] | None = None) -> None:
         self.tasks, self.files, self.sandbox, self.generate = tasks, files, sandbox, generate
         self.workers = max(1, workers)
         self.reuse = reuse or {}
@@ -135,18 +159,23 @@ class BenchRunner:
         if needs:
             return TaskRecord(task.task_id, task.prompt_key, "unscorable", outcome="skipped",
                               detail=f"needs {', '.join(needs)}, not installed where the sandbox runs")
-        if task.prompt_key in self.reuse:
-            earlier, source = self.reuse[task.prompt_key]
-            record = replace(earlier, task_id=task.task_id, reused_from=source)
-            self.state.reused += 1
-        else:
-            record = self._generate(task)
-            if record is None:
-                return None
+        record = self._reused(task) if task.prompt_key in self.reuse else self._generate(task)
+        if record is None:
+            return None
         verdict = score(self.sandbox, task, record.final_code)
         record.status, record.detail = verdict.status, verdict.detail
         record.score_seconds = round(verdict.seconds, 3)
         return record
+
+    def _reused(self, task: BenchTask) -> TaskRecord | None:
+        reusable = self.reuse[task.prompt_key]
+        record: TaskRecord | None = reusable.record
+        if reusable.first_attempt_only:
+            record = first_attempt(reusable.record, capsule_by_qualname(task.prompt, task.entry_point))
+        if record is None:
+            return self._generate(task)
+        self.state.reused += 1
+        return replace(record, task_id=task.task_id, reused_from=reusable.source)
 
     def _generate(self, task: BenchTask) -> TaskRecord | None:
         try:

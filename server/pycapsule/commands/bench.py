@@ -18,6 +18,7 @@ from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.datasets.files import sha256
 from pycapsule.bench.identity import (
     embedded_size,
+    first_attempt_settings,
     generation_settings,
     git_commit,
     model_identity,
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     if args.limit:
         tasks = tasks[: args.limit]
-    generation = {"mode": args.mode, "model": model, **generation_settings(settings)}
+    generation = {"mode": args.mode, "model": model, **generation_settings(settings, args.mode)}
     config = {"dataset": args.dataset, "data_sha256": sha256(data_file), "generation": generation}
     out = Path(args.out or DEFAULT_OUT)
     try:
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         {
             "config": config,
             "generation_hash": config_hash(generation),
+            "first_attempt_hash": config_hash(first_attempt_settings(generation)),
             "command": _command(args),
             "model_label": label,
             "model_sha256": model.get("sha256"),
@@ -143,7 +145,9 @@ def _run(
                 sandbox,
                 engine.generate,
                 workers=args.workers or default_workers(),
-                reuse=reusable_generations(out, manifest["generation_hash"], files.results),
+                reuse=reusable_generations(
+                    out, manifest["generation_hash"], files.results,
+                    manifest["first_attempt_hash"] if args.mode == "direct" else None),
             )
             pending = runner.pending()
             if missing := runner.missing_libraries():
@@ -155,6 +159,9 @@ def _run(
             if fresh:
                 programmer = engine.programmer()  # start the model once, before the workers race to
                 manifest["model_label"] = programmer.model_name()
+            elif manifest["config"]["generation"]["model"]["kind"] == "endpoint" and settings.model is None:
+                reused = [r.model_label for r in runner.reuse.values() if r.model_label]
+                manifest["model_label"] = reused[0] if reused else manifest["model_label"]
             if pending:
                 print(
                     f"pycapsule bench: {args.dataset} {args.mode}, "

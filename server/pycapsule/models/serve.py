@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,18 +54,43 @@ def physical_cores() -> int:
 
 
 def default_threads() -> int:
-    """$PYCAPSULE_MODEL_THREADS, else the physical cores not already busy (at least one).
+    """$PYCAPSULE_MODEL_THREADS, else the physical cores not busy right now (at least one).
 
     llama.cpp's threads meet at a barrier after every layer: when another process holds one of
     them off its core, all wait. Measured here with the load average at 8 on 2 cores, the 0.5B
     model generated 0.6 tok/s on 2 threads and 4 tok/s on 1, so a busy core is left alone.
+    "Busy" is sampled over a quarter second, not read from the load average: that lags by a
+    minute, and right after a model ran it took one of two idle cores away (11 vs 20 tok/s).
     """
     override = os.environ.get("PYCAPSULE_MODEL_THREADS", "").strip()
     if override.isdigit() and int(override) > 0:
         return int(override)
     cores = physical_cores()
-    busy = round(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
-    return max(1, min(cores, cores - busy))
+    return max(1, min(cores, cores - round(busy_cores())))
+
+
+def busy_cores(window: float = 0.25) -> float:
+    """How many cores' worth of CPU time other work used over `window` seconds (/proc/stat), else the
+    1-minute load average where /proc is missing."""
+    first = _cpu_times()
+    if first is None:
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    time.sleep(window)
+    second = _cpu_times()
+    if second is None:
+        return 0.0
+    total = sum(second) - sum(first)
+    idle = (second[3] + second[4]) - (first[3] + first[4])  # idle + iowait
+    return 0.0 if total <= 0 else (total - idle) / total * (os.cpu_count() or 1)
+
+
+def _cpu_times() -> list[int] | None:
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    return [int(value) for value in fields[1:8]] if fields and fields[0] == "cpu" else None
 
 
 @dataclass(frozen=True)
