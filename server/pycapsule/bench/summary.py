@@ -85,8 +85,11 @@ class RunSummary:
         """The mode with the loop settings that tell self-debugging runs apart."""
         if self.mode != "selfdebug":
             return self.mode
-        generation = self.manifest.get("config", {}).get("generation", {})
-        return f"selfdebug ≤{self.max_attempts}, restart after {generation.get('restart_after', '?')} fixes"
+        restart_after = self.manifest.get("config", {}).get("generation", {}).get("restart_after", "?")
+        if restart_after == 0:
+            return f"selfdebug ≤{self.max_attempts}, restarts only"
+        fixes = "fix" if restart_after == 1 else "fixes"
+        return f"selfdebug ≤{self.max_attempts}, restart after {restart_after} {fixes}"
 
     @property
     def complete(self) -> bool:
