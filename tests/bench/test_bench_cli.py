@@ -15,6 +15,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,29 @@ def test_a_finished_run_resumes_without_asking_the_model_again(model: FakeOpenAI
     assert _bench(out) == 0
     assert len(read_records(results)) == 3
     assert 1 <= len(model.chat_requests) - asked <= 3  # only the lost task was asked again
+
+
+def test_tasks_prepared_differently_start_a_new_run_instead_of_resuming_the_old_one(
+        model: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pycapsule.commands.bench as bench_command
+
+    out = tmp_path / "results"
+    assert _bench(out) == 0
+    asked = len(model.chat_requests)
+    load_tasks = bench_command.load_tasks
+
+    def reader_that_prepares_task_5_differently(dataset: str, data: object = None) -> tuple:
+        path, tasks = load_tasks(dataset, data)
+        changed = tasks[4].prompt.replace('"""', '"""Prepared differently. ', 1)
+        return path, [*tasks[:4], replace(tasks[4], prompt=changed), *tasks[5:]]
+
+    monkeypatch.setattr(bench_command, "load_tasks", reader_that_prepares_task_5_differently)
+    [first] = out.glob("humaneval-selfdebug-*.jsonl")
+    assert _bench(out) == 0  # task 5 is beyond --limit 3: still a different run
+    [second] = set(out.glob("humaneval-selfdebug-*.jsonl")) - {first}
+    # its tasks are not taken as done; the unchanged prompts' generations are re-scored, not asked again
+    assert {record.reused_from for record in read_records(second).values()} == {first.name}
+    assert len(read_records(second)) == 3 and len(model.chat_requests) == asked
 
 
 def test_direct_mode_is_one_call_per_task_and_the_report_shows_the_gain(

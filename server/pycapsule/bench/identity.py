@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from pycapsule import __version__
+from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.models.catalog import CATALOG, resolve_size
@@ -67,6 +69,15 @@ def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
     """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
     attempt 1 is the very generation the direct run would make."""
     return {key: generation[key] for key in ("model", *_FIRST_ATTEMPT_KEYS, "prompt")}
+
+
+def tasks_fingerprint(tasks: Sequence[BenchTask]) -> str:
+    """A hash of the tasks as prepared (prompts shown, hidden tests run): the dataset file's hash alone
+    misses a change in how the reader prepares them, e.g. more prose examples rewritten as doctests."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        digest.update(json.dumps([task.task_id, task.prompt, task.hidden_test]).encode())
+    return digest.hexdigest()[:16]
 
 
 def git_commit() -> str | None:

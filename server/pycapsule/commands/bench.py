@@ -23,6 +23,7 @@ from pycapsule.bench.identity import (
     git_commit,
     model_identity,
     now,
+    tasks_fingerprint,
     version,
 )
 from pycapsule.bench.progress import progress_reporter
@@ -90,10 +91,12 @@ def run(args: argparse.Namespace) -> int:
         model = model_identity(settings)
     except (DatasetError, EmbeddedModelError) as error:
         return _fail(str(error))
+    prepared = tasks_fingerprint(tasks)  # of every task: --limit is not part of a run's identity
     if args.limit:
         tasks = tasks[: args.limit]
     generation = {"mode": args.mode, "model": model, **generation_settings(settings, args.mode)}
-    config = {"dataset": args.dataset, "data_sha256": sha256(data_file), "generation": generation}
+    config = {"dataset": args.dataset, "data_sha256": sha256(data_file), "tasks_sha256": prepared,
+              "generation": generation}
     out = Path(args.out or DEFAULT_OUT)
     try:
         out.mkdir(parents=True, exist_ok=True)
