@@ -89,6 +89,9 @@ class AttemptFinished:
     """'passed', 'failed', 'not_verified', 'no_code', 'signature' or a sandbox status."""
     model_seconds: float = 0.0
     """Part of `seconds` spent waiting for the model (including retries)."""
+    failed_examples: int | None = None
+    """How many of the docstring's examples failed; None when they could not all run (no code, a module
+    error, a timeout...)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class _Attempt:
     condensed: str
     new_source: str | None = None
     edits: tuple[TextEdit, ...] = ()
+    failed_examples: int | None = None
 
 
 def self_debug(
@@ -274,7 +278,8 @@ class _Run:
             verdict = self._run_module(source)
             label = "not_verified" if verdict.passed else verdict.label
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
-        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits)
+        failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
+        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed)
 
     def _new_warnings(self) -> Iterator[Notice]:
         """The sandbox's warnings (e.g. an unreadable project folder), each said once per run."""
@@ -308,7 +313,7 @@ class _Run:
         self._record(attempt, mode, result, usage, model, model_seconds, seconds - model_seconds)
         passed = result.verdict in ("passed", "not_verified")
         return AttemptFinished(attempt, passed, result.headline, result.condensed, result.code, usage,
-                               seconds, result.verdict, model_seconds)
+                               seconds, result.verdict, model_seconds, result.failed_examples)
 
     def _record(self, attempt: int, mode: str, result: _Attempt, usage: Usage, model: str,
                 model_seconds: float, check_seconds: float) -> None:

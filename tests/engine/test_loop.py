@@ -135,6 +135,15 @@ def test_budget_exhausted_is_a_clear_failure_with_no_new_source(
     assert [a.verdict for a in finished_attempts(events)] == ["failed"] * 3
 
 
+def test_each_attempt_says_how_many_examples_failed(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    half_right = "```python\ndef add(a, b):\n    return a + b if a > 0 else 5\n```"
+    openai_server.queue(WRONG, half_right, "no code at all", RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, max_attempts=4)
+    assert outcome.status == "passed"
+    assert [a.failed_examples for a in finished_attempts(events)] == [2, 1, None, 0]
+
+
 def test_restart_from_a_fresh_conversation_after_failed_fixes(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG_TOO, WRONG, RIGHT)

@@ -29,10 +29,11 @@ def candidate_module(capsule: Capsule, code: str) -> str | None:
 
 
 def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> TaskRecord:
-    """Consume one run of the loop; the record's final code is the loop's answer, else its last usable try."""
+    """Consume one run of the loop; the record's final code is the loop's answer, else the attempt that
+    failed the fewest of the prompt's examples (the earliest of equals: the greedy first answer wins ties)."""
     record = TaskRecord(task_id=task.task_id, prompt_key=task.prompt_key, status="failed")
     began = time.monotonic()
-    last_usable: str | None = None
+    best: tuple[tuple[bool, int, int], str] | None = None
     for event in events:
         if isinstance(event, AttemptStarted) and event.attempt > 0:
             record.model_calls += 1
@@ -45,17 +46,21 @@ def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> T
             record.verdicts.append(event.verdict)
             record.attempt_tokens.append([event.usage.prompt_tokens, event.usage.completion_tokens])
             record.attempt_seconds.append(round(event.seconds, 3))
+            record.examples_failed.append(event.failed_examples)
             if event.passed and event.verdict == "passed" and record.passed_attempt is None:
                 record.passed_attempt = event.attempt
             if event.verdict not in _UNRUNNABLE:
-                last_usable = event.code
+                failed = event.failed_examples
+                rank = (failed is None, failed or 0, event.attempt)
+                if best is None or rank < best[0]:
+                    best = (rank, event.code)
         elif isinstance(event, Finished):
             outcome = event.outcome
             record.outcome, record.outcome_message = outcome.status, outcome.message
             record.attempts = max(record.attempts, outcome.attempts)
             record.final_code = outcome.new_source
-    if record.final_code is None and last_usable is not None:
-        record.final_code = candidate_module(capsule, last_usable)
+    if record.final_code is None and best is not None:
+        record.final_code = candidate_module(capsule, best[1])
     record.generation_seconds = round(time.monotonic() - began, 3)
     return record
 
@@ -81,4 +86,5 @@ def first_attempt(record: TaskRecord, capsule: Capsule) -> TaskRecord | None:
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         generation_seconds=record.attempt_seconds[0], headlines=record.headlines[:1], codes=record.codes[:1],
         attempt_tokens=record.attempt_tokens[:1], attempt_seconds=record.attempt_seconds[:1],
+        examples_failed=record.examples_failed[:1],
         final_code=final_code)

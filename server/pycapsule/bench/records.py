@@ -45,6 +45,8 @@ class TaskRecord:
     """Each attempt's [prompt, completion] tokens."""
     attempt_seconds: list[float] = field(default_factory=list)
     """Each attempt's wall time (model and examples)."""
+    examples_failed: list[int | None] = field(default_factory=list)
+    """Each attempt's count of failed examples (None: they could not all run)."""
     final_code: str | None = None
     """The module that was scored."""
     reused_from: str | None = None
