@@ -12,6 +12,11 @@ from pycapsule.bench.datasets.examples import (
 from pycapsule.capsule import capsule_by_qualname
 
 
+def _examples(source: str) -> list[tuple[str, str]]:
+    """The doctests of `f` in `source`, as (source, expected output)."""
+    return [(e.source.strip(), e.want.strip()) for e in capsule_by_qualname(source, "f").examples]
+
+
 @pytest.mark.parametrize(("line", "example"), [
     ("f(1, 2) ==> 3", ("f(1, 2)", "3", "")),
     ("    f([1,2]) ➞ [2, 1]", ("f([1,2])", "[2, 1]", "")),
@@ -87,9 +92,7 @@ def test_input_and_output_lines_are_rewritten_with_the_explanation_kept_outside_
         '    """\n'
     )
     rewritten, count = with_prose_examples_as_doctests(source, "f")
-    assert count == 1
-    capsule = capsule_by_qualname(rewritten, "f")
-    assert [(e.source.strip(), e.want.strip()) for e in capsule.examples] == [("f([3, 1, 2], 2)", "[2, 3]")]
+    assert (count, _examples(rewritten)) == (1, [("f([3, 1, 2], 2)", "[2, 3]")])
     assert "        Explanation: the two largest, sorted.\n" in rewritten
 
 
@@ -103,8 +106,8 @@ def test_a_recurrence_written_with_equals_is_not_read_as_examples() -> None:
         '    """\n'
     )
     rewritten, count = with_prose_examples_as_doctests(source, "f")
-    examples = [(e.source.strip(), e.want.strip()) for e in capsule_by_qualname(rewritten, "f").examples]
-    assert (count, examples) == (1, [("f(3)", "[1, 3, 2, 8]")])  # 'f(4) = 3' is an element, not f's result
+    # 'f(4) = 3' names an element of the sequence, not what f returns
+    assert (count, _examples(rewritten)) == (1, [("f(3)", "[1, 3, 2, 8]")])
 
 
 def test_an_explanation_after_an_example_does_not_become_part_of_its_expected_output() -> None:
@@ -116,10 +119,7 @@ def test_an_explanation_after_an_example_does_not_become_part_of_its_expected_ou
         '    """\n'
     )
     rewritten, count = with_prose_examples_as_doctests(source, "f")
-    assert count == 2
-    capsule = capsule_by_qualname(rewritten, "f")
-    assert [(e.source.strip(), e.want.strip()) for e in capsule.examples] == [
-        ('f("a.txt")', "'Yes'"), ('f("1a.txt")', "'No'")]
+    assert (count, _examples(rewritten)) == (2, [('f("a.txt")', "'Yes'"), ('f("1a.txt")', "'No'")])
 
 
 def test_the_docstring_is_rewritten_in_place_and_explanations_stay_separate() -> None:
@@ -134,10 +134,7 @@ def test_the_docstring_is_rewritten_in_place_and_explanations_stay_separate() ->
         '    """\n'
     )
     rewritten, count = with_prose_examples_as_doctests(source, "f")
-    assert count == 2
-    capsule = capsule_by_qualname(rewritten, "f")
-    examples = [(e.source.strip(), e.want.strip()) for e in capsule.examples]
-    assert examples == [("f([2, 1])", "[1, 2]"), ("f([])", "[]")]
+    assert (count, _examples(rewritten)) == (2, [("f([2, 1])", "[1, 2]"), ("f([])", "[]")])
     assert "    Explanation: ascending.\n" in rewritten
 
 
