@@ -7,6 +7,7 @@ from pycapsule.bench.datasets.examples import (
     input_output_example,
     prose_example,
     sentence_example,
+    with_doctest_outputs_repaired,
     with_prose_examples_as_doctests,
 )
 from pycapsule.capsule import capsule_by_qualname
@@ -141,3 +142,38 @@ def test_the_docstring_is_rewritten_in_place_and_explanations_stay_separate() ->
 def test_a_docstring_that_already_has_doctests_is_not_touched() -> None:
     source = 'def f(x):\n    """\n    >>> f(1)\n    2\n    f(2) ==> 3\n    """\n'
     assert with_prose_examples_as_doctests(source, "f") == (source, 0)
+
+
+def test_doctest_outputs_are_written_as_python_prints_what_they_mean() -> None:
+    source = (
+        "def f(x):\n"
+        '    """Shift.\n'
+        "    >>> f(12) == '21'\n"
+        "    >>> f(1)\n"
+        '    "1"\n'
+        "    >>> f([1])\n"
+        '    ["a",\n'
+        '     "b"]\n'
+        "    >>> f(2)\n"
+        "    '2'\n"
+        '    """\n'
+    )
+    repaired, count = with_doctest_outputs_repaired(source, "f")
+    assert count == 3
+    assert _examples(repaired) == [("f(12) == '21'", "True"), ("f(1)", "'1'"), ("f([1])", "['a', 'b']"),
+                                   ("f(2)", "'2'")]
+
+
+def test_outputs_that_mean_something_else_or_are_already_right_are_not_touched() -> None:
+    source = (
+        "def f(x):\n"
+        '    """\n'
+        "    >>> f(0)\n"          # no output: prints nothing (None)
+        "    >>> f(1) < 2\n"      # not an equality
+        "    >>> f(2)\n"
+        "    2.50\n"              # a float: printed as computed
+        "    >>> f(3)\n"
+        "    [1, 2]\n"
+        '    """\n'
+    )
+    assert with_doctest_outputs_repaired(source, "f") == (source, 0)

@@ -32,15 +32,9 @@ HUMANEVAL_ET_BROKEN = {
 HUMANEVAL_WRONG_EXAMPLES = {
     "HumanEval/47": "median([-10, 4, 6, 1000, 10, 20]) shows 15.0; the median is 8.0",
     "HumanEval/51": "an example with inconsistent indentation: not doctest syntax",
-    "HumanEval/65": "shows '\"21\"' where Python prints \"'21'\"",
-    "HumanEval/108": "'>>> count_nums([]) == 0' with no expected output (True is printed)",
-    "HumanEval/113": "shows a double-quoted string where Python prints single quotes",
-    "HumanEval/116": "'>>> sort_array(...) == [...]' with no expected output, and the comparison is False",
-    "HumanEval/128": "'>>> prod_signs(...) == -9' with no expected output",
-    "HumanEval/145": "'>>> order_by_points(...) == [...]' with no expected output",
-    "HumanEval/156": "'>>> int_to_mini_roman(19) == ...' with no expected output",
-    "HumanEval/162": "'>>> string_to_md5(...) == ...' with no expected output",
+    "HumanEval/116": "'>>> sort_array(...) == [...]' is False for the right answer; one line is not Python",
 }
+# (the reader repairs 65, 108, 113, 128, 145, 156, 162: outputs in double quotes, comparisons with no output)
 MBPP_FLOAT_FOR_INT = {"Mbpp/14": "240.0", "Mbpp/80": "35.0", "Mbpp/432": "20.0"}
 HUMANEVAL_ET_TOO_SLOW = {"HumanEval/39", "HumanEval/63"}  # inputs so large the canonical code times out
 

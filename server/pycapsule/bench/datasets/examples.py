@@ -244,3 +244,53 @@ def with_prose_examples_as_doctests(source: str, name: str) -> tuple[str, int]:
     if _doctests(result, name) != count:
         return source, 0
     return result, count
+
+
+def _repaired_want(example: doctest.Example) -> str | None:
+    """The output a doctest meant but did not write as Python prints it; None when it needs no repair.
+
+    `>>> f(x) == y` with no output line meant `True`; a literal written as Python would not print it
+    (`"21"`, where Python prints `'21'`) meant that literal."""
+    want = example.want.strip()
+    if not want:
+        try:
+            node = ast.parse(example.source.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+        comparison = isinstance(node, ast.Compare) and all(isinstance(op, ast.Eq) for op in node.ops)
+        return "True" if comparison else None
+    try:
+        value = ast.literal_eval(want)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return repr(value) if repr_stable(value) and repr(value) != want else None
+
+
+def with_doctest_outputs_repaired(source: str, name: str) -> tuple[str, int]:
+    """`source` with the expected outputs of `name`'s doctests written as Python prints what they mean
+    (see `_repaired_want`), and how many were repaired; unchanged when none needs it or the docstring
+    cannot be read as doctests."""
+    node = _docstring_node(ast.parse(source), name)
+    if node is None or ">>>" not in node.value:
+        return source, 0
+    try:
+        examples = doctest.DocTestParser().get_examples(node.value)
+    except ValueError:
+        return source, 0
+    lines = source.splitlines(keepends=True)
+    count = 0
+    for example in reversed(examples):  # from the end, so earlier line numbers stay valid
+        want = _repaired_want(example)
+        if want is None:
+            continue
+        prompt_line = lines[node.lineno - 1 + example.lineno]  # the '>>>' line
+        start = node.lineno - 1 + example.lineno + example.source.count("\n")
+        end = start + example.want.count("\n")
+        newline = "\r\n" if prompt_line.endswith("\r\n") else "\n"
+        indent = prompt_line[: len(prompt_line) - len(prompt_line.lstrip())]
+        lines[start:end] = [f"{indent}{want}{newline}"]
+        count += 1
+    if count == 0:
+        return source, 0
+    result = "".join(lines)
+    return (result, count) if _doctests(result, name) == len(examples) else (source, 0)

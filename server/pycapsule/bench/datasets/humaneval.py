@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pycapsule.bench.datasets.examples import with_prose_examples_as_doctests
+from pycapsule.bench.datasets.examples import with_doctest_outputs_repaired, with_prose_examples_as_doctests
 from pycapsule.bench.datasets.files import field, records
 from pycapsule.bench.tasks import BenchTask
 
@@ -63,6 +63,9 @@ def _task(dataset: str, row: dict[str, Any], path: Path, hidden_test: str,
           timeout: float = 20.0) -> BenchTask:
     entry_point = field(row, "entry_point", path)
     prompt, rewritten = with_prose_examples_as_doctests(field(row, "prompt", path), entry_point)
+    prompt, repaired = with_doctest_outputs_repaired(prompt, entry_point)
+    notes = (f"{rewritten} prose examples rewritten as doctests",) if rewritten else ()
+    notes += (f"{repaired} doctest outputs written as Python prints them",) if repaired else ()
     return BenchTask(
         dataset=dataset,
         task_id=field(row, "task_id", path),
@@ -71,7 +74,7 @@ def _task(dataset: str, row: dict[str, Any], path: Path, hidden_test: str,
         hidden_test=hidden_test,
         reference=prompt + field(row, "canonical_solution", path),
         timeout=timeout,
-        notes=(f"{rewritten} prose examples rewritten as doctests",) if rewritten else (),
+        notes=notes,
     )
 
 
