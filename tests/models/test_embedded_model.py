@@ -50,3 +50,31 @@ def test_the_embedded_model_fills_every_stub_of_the_sample(tmp_path: Path) -> No
     check = subprocess.run(doctest, capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout[-2000:]
     assert "6 passed and 0 failed." in check.stdout
+
+
+@pytest.mark.model
+@pytest.mark.timeout(900)
+def test_a_greedy_answer_does_not_depend_on_the_request_before_it() -> None:
+    """Benchmarks compare runs and a direct run reuses a self-debugging run's first answer: both need
+    the same prompt to get the same greedy answer whatever was asked before (llama.cpp's prompt cache
+    broke that: 3 of these 6 prompts changed when asked again in the other order)."""
+    from openai import OpenAI
+    from pycapsule.bench.datasets import load_tasks
+    from pycapsule.capsule import capsule_by_qualname
+    from pycapsule.models.endpoint import start_local_endpoint
+    from pycapsule.programmer import generate_messages
+
+    _, tasks = load_tasks("humaneval")
+    prompts = [generate_messages(capsule_by_qualname(tasks[i].prompt, tasks[i].entry_point), None)
+               for i in (20, 63, 100, 124, 155, 41)]
+    with start_local_endpoint("0.5b") as endpoint:
+        model = OpenAI(base_url=endpoint.base_url, api_key="unused", max_retries=0, timeout=300)
+
+        def answer(messages: list[dict[str, str]]) -> str:
+            reply = model.chat.completions.create(model=endpoint.model, messages=messages,  # type: ignore[arg-type]
+                                                  temperature=0.0, max_tokens=300)
+            return reply.choices[0].message.content or ""
+
+        forwards = [answer(messages) for messages in prompts]
+        backwards = [answer(messages) for messages in reversed(prompts)][::-1]
+    assert [f == b for f, b in zip(forwards, backwards, strict=True)] == [True] * len(prompts)
