@@ -149,13 +149,19 @@ def input_output_example(line: str, next_line: str, name: str, parameters: Seque
     return _value(shown["value"], found[0]) if shown and found and not found[1] else None
 
 
-def _docstring_node(tree: ast.Module, name: str) -> ast.Constant | None:
+def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                return first.value
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _docstring_node(tree: ast.Module, name: str) -> ast.Constant | None:
+    function = _function_node(tree, name)
+    first = function.body[0] if function is not None and function.body else None
+    docstring = first.value if isinstance(first, ast.Expr) else None
+    if isinstance(docstring, ast.Constant) and isinstance(docstring.value, str):
+        return docstring
     return None
 
 
@@ -166,13 +172,6 @@ def _doctests(source: str, name: str) -> int | None:
         return len(doctest.DocTestParser().get_examples(node.value)) if node else 0
     except (SyntaxError, ValueError):
         return None
-
-
-def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
-            return node
-    return None
 
 
 def _defines_with_equals(line: str, name: str) -> bool:
