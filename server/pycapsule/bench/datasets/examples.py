@@ -157,7 +157,10 @@ def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFu
 
 
 def _docstring_node(tree: ast.Module, name: str) -> ast.Constant | None:
-    function = _function_node(tree, name)
+    return _docstring_of(_function_node(tree, name))
+
+
+def _docstring_of(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> ast.Constant | None:
     first = function.body[0] if function is not None and function.body else None
     docstring = first.value if isinstance(first, ast.Expr) else None
     if isinstance(docstring, ast.Constant) and isinstance(docstring.value, str):
@@ -208,18 +211,18 @@ def _runnable(example: tuple[str, str, str] | None) -> tuple[str, str, str] | No
 def with_prose_examples_as_doctests(source: str, name: str) -> tuple[str, int]:
     """`source` with `name`'s prose examples rewritten as doctests, and how many; unchanged when its
     docstring already has doctests or a rewrite would not read back exactly."""
-    tree = ast.parse(source)
-    function = _function_node(tree, name)
-    node = _docstring_node(tree, name)
+    function = _function_node(ast.parse(source), name)
+    node = _docstring_of(function)
     if function is None or node is None or ">>>" in node.value:
         return source, 0
     lines = source.splitlines(keepends=True)
     parameters = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
     reader = _Reader(lines, node.lineno - 1, (node.end_lineno or node.lineno) - 1, name, parameters)
+    found = [reader.example_at(number) for number in range(len(lines))]
     rewritten, count, number = [], 0, 0
     while number < len(lines):
         line = lines[number]
-        span, example = reader.example_at(number)
+        span, example = found[number]
         if example is None:
             rewritten.append(line)
             number += 1
@@ -234,7 +237,7 @@ def with_prose_examples_as_doctests(source: str, name: str) -> tuple[str, int]:
         rewritten.append(f"{indent}>>> {call}{newline}{indent}{want}{newline}")
         number += span
         following = lines[number] if number < len(lines) else ""
-        if following.strip() and number < reader.last and reader.example_at(number)[1] is None:
+        if following.strip() and number < reader.last and found[number][1] is None:
             rewritten.append(newline)  # a doctest's expected output runs until a blank line
         count += 1
     if count == 0:
