@@ -139,8 +139,8 @@ def test_a_server_killed_mid_generation_is_a_clear_error_and_can_be_restarted(ti
                 if received == 3:
                     assert endpoint.pid is not None
                     os.kill(endpoint.pid, signal.SIGKILL)
+        assert endpoint.error(grace=5.0) == "the local model server stopped unexpectedly (killed by SIGKILL)."
         assert not endpoint.alive
-        assert endpoint.error() == "the local model server stopped unexpectedly (killed by SIGKILL)."
 
         endpoint.ensure_running()
         assert endpoint.alive and endpoint.error() is None

@@ -121,7 +121,7 @@ def bench_size(
                 samples.append(measure(client, endpoint.model, prompt))
                 report(f"{size}: prompt {number} of {len(prompts)} done")
         except openai.APIError as error:
-            reason = endpoint.error() or f"the local model server failed a request: {error}."
+            reason = endpoint.error(grace=2.0) or f"the local model server failed a request: {error}."
             raise ModelServerError(reason) from None
         return SizeResult(size, endpoint.model, start_seconds, tuple(samples), threads, load_average)
 

@@ -56,11 +56,18 @@ class LocalEndpoint:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def error(self) -> str | None:
-        """None while the server runs; otherwise one sentence saying how it stopped."""
+    def error(self, grace: float = 0.0) -> str | None:
+        """None while the server runs; otherwise one sentence saying how it stopped.
+
+        A client sees a killed server's connection drop a moment before the kernel reports its exit,
+        so a caller that just lost a request passes `grace`: seconds to wait for a dying server.
+        """
         if self._process is None:
             return "the local model server was closed."
-        status = self._process.poll()
+        try:
+            status = self._process.wait(timeout=grace) if grace > 0 else self._process.poll()
+        except subprocess.TimeoutExpired:
+            status = None
         if status is None:
             return None
         return _death_sentence(status, self._log)
