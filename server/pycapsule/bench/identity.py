@@ -81,8 +81,17 @@ def tasks_fingerprint(tasks: Sequence[BenchTask]) -> str:
 
 
 def git_commit() -> str | None:
+    """The checkout's short commit, with `-dirty` when the package's code differs from it (files a run
+    writes elsewhere, such as its results, do not count): a result must name the code that made it."""
+    head = _git("rev-parse", "--short", "HEAD")
+    if head and _git("status", "--porcelain", "--", "server"):
+        head += "-dirty"
+    return head
+
+
+def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(_CHECKOUT), "rev-parse", "--short", "HEAD"],
+        done = subprocess.run(["git", "-C", str(_CHECKOUT), *args],
                               capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None

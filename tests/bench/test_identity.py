@@ -1,0 +1,36 @@
+import subprocess
+from pathlib import Path
+
+import pytest
+from pycapsule.bench import identity
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "code.py").write_text("x = 1\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    monkeypatch.setattr(identity, "_CHECKOUT", tmp_path)
+    return tmp_path
+
+
+def test_a_run_names_the_commit_of_its_code(checkout: Path) -> None:
+    (checkout / "results.jsonl").write_text("{}\n")  # what a run writes is not its code
+    assert identity.git_commit() == git(checkout, "rev-parse", "--short", "HEAD")
+
+
+def test_code_changed_since_the_commit_is_marked_dirty(checkout: Path) -> None:
+    (checkout / "server" / "code.py").write_text("x = 2\n")
+    assert identity.git_commit() == git(checkout, "rev-parse", "--short", "HEAD") + "-dirty"
+
+
+def test_no_checkout_names_no_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(identity, "_CHECKOUT", tmp_path)
+    assert identity.git_commit() is None
