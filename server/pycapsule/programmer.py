@@ -26,12 +26,10 @@ if TYPE_CHECKING:
 
 Message = dict[str, str]
 
-SYSTEM_PROMPT = (
-    "You are an expert Python programmer. Complete the function you are given so that its docstring "
-    "examples pass. Keep its name, signature, decorators and docstring. Reply with the whole function "
-    "(plus any imports or helpers it needs) in one ```python code block, and nothing else: no example "
-    "calls, no tests, no explanation."
-)
+# No system message: the model's chat template then supplies its own default, as its authors evaluated it.
+# Our former instructions there ("expert programmer, keep the signature, one code block, no tests") cost
+# the embedded 0.5B model 7 HumanEval tasks at the first attempt (docs/results/system-prompt-ab).
+SYSTEM_PROMPT: str | None = None
 
 
 class ModelError(Exception):
@@ -354,8 +352,8 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
 
 
 def generate_messages(capsule: Capsule, context: str | None) -> list[Message]:
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": _task_message(capsule, context)}]
+    system: list[Message] = [{"role": "system", "content": SYSTEM_PROMPT}] if SYSTEM_PROMPT else []
+    return [*system, {"role": "user", "content": _task_message(capsule, context)}]
 
 
 def restart_messages(capsule: Capsule, context: str | None, failures: Sequence[str]) -> list[Message]:

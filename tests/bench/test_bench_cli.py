@@ -46,7 +46,7 @@ class ScriptedModel:
         self.calls: Counter[str] = Counter()
 
     def __call__(self, request: RecordedRequest) -> Text:
-        task_message = request.messages[1]["content"]
+        task_message = request.task_message
         name = next(name for name in self.scripts if f"def {name}(" in task_message)
         script = self.scripts[name]
         answer = script[min(self.calls[name], len(script) - 1)]

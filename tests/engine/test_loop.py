@@ -151,7 +151,7 @@ def test_restart_from_a_fresh_conversation_after_failed_fixes(
     assert outcome.status == "passed"
     assert modes(events) == ["generate", "fix", "fix", "restart"]
     restart = openai_server.chat_requests[3]
-    assert [m["role"] for m in restart.messages] == ["system", "user"]
+    assert [m["role"] for m in restart.messages] == ["user"]
     assert restart.body["temperature"] > 0
 
 
@@ -163,8 +163,8 @@ def test_a_restart_names_the_earlier_failures_but_shows_none_of_their_code(
     assert modes(events) == ["generate", "restart", "restart"]  # restart_after = 0: no fix turns
     first, second = finished_attempts(events)[:2]
     last = openai_server.chat_requests[2]
-    assert [m["role"] for m in last.messages] == ["system", "user"]
-    task = last.messages[1]["content"]
+    assert [m["role"] for m in last.messages] == ["user"]
+    task = last.task_message
     assert first.headline in task and second.headline in task
     assert "a - b" not in task and "a * b" not in task
 
@@ -359,7 +359,7 @@ def test_two_loops_at_once_share_one_engine(
 
     def answer(request: RecordedRequest) -> str:
         neg = "```python\ndef neg(x):\n    return -x\n```"
-        return RIGHT if "def add" in request.messages[1]["content"] else neg
+        return RIGHT if "def add" in request.task_message else neg
 
     openai_server.responder = answer
     source = path.read_text()

@@ -127,6 +127,11 @@ class RecordedRequest:
         return list((self.body or {}).get("messages", []))
 
     @property
+    def task_message(self) -> str:
+        """The first user message: the task as the programmer states it."""
+        return next(str(m.get("content", "")) for m in self.messages if m.get("role") == "user")
+
+    @property
     def prompt_text(self) -> str:
         """All message contents joined: for `in` assertions."""
         return "\n".join(str(m.get("content", "")) for m in self.messages)

@@ -12,7 +12,14 @@ from pathlib import Path
 import pycapsule.programmer as programmer
 
 VARIANTS = {
-    "current": programmer.SYSTEM_PROMPT,
+    # "current" is the product's system prompt when this was run; the product now sends no system message,
+    # which with the embedded model's chat template gives exactly "qwen-default" (same prompt tokens).
+    "current": (
+        "You are an expert Python programmer. Complete the function you are given so that its docstring "
+        "examples pass. Keep its name, signature, decorators and docstring. Reply with the whole function "
+        "(plus any imports or helpers it needs) in one ```python code block, and nothing else: no example "
+        "calls, no tests, no explanation."
+    ),
     "qwen-default": "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
 }
 variant, size = sys.argv[1], sys.argv[2]
