@@ -4,9 +4,10 @@
 # those generations (same prompts) and only re-score them. Self-debugging runs first: the direct run then takes
 # each task's attempt 1 (the same greedy request) and asks the model nothing. Resumable: rerun it and finished
 # tasks are skipped.
-# Usage: [SETTINGS=DIR] [MODES="selfdebug direct"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
+# Usage: [SETTINGS=DIR] [OUT=DIR] [MODES="selfdebug direct"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
 #   SIZE: 0.5b or 1.5b. SETTINGS: a folder under docs/results whose pyproject.toml holds [tool.pycapsule] loop
 #   settings; the runs start there, so those settings apply (and are recorded in each run's manifest).
+#   OUT: the results folder under docs/results (default qwen2.5-coder-SIZE).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 size=${1:?size: 0.5b or 1.5b}
@@ -14,11 +15,11 @@ deadline=${2:-0}
 shift $(( $# < 2 ? $# : 2 ))
 limits=("${@:-40 80 120 164}")
 modes=${MODES:-selfdebug direct}
-out=docs/results/qwen2.5-coder-$size
+out=docs/results/${OUT:-qwen2.5-coder-$size}
 attempts=3
 if [[ -n "${SETTINGS:-}" ]]; then
   cd "docs/results/$SETTINGS" || exit 2
-  out=../qwen2.5-coder-$size
+  out=../${OUT:-qwen2.5-coder-$size}
 fi
 unset OPENAI_BASE_URL OPENAI_API_KEY PYCAPSULE_MODEL  # the embedded model, nothing else
 

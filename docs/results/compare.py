@@ -1,0 +1,55 @@
+"""Compare two bench runs task by task: pass@1 of each, the tasks only one of them passed, and an exact
+two-sided sign test on those discordant tasks (how likely a split at least this uneven is by chance).
+
+Usage: python3 docs/results/compare.py A.jsonl B.jsonl [--first-attempt]
+Only tasks present in both files are compared. --first-attempt compares whether attempt 1 passed the
+prompt's examples instead of the final hidden-test status.
+"""
+
+import argparse
+import json
+from math import comb
+from pathlib import Path
+
+
+def load(path: Path) -> dict[str, dict]:
+    records = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {record["task_id"]: record for record in records}
+
+
+def passed(record: dict, first_attempt: bool) -> bool:
+    if first_attempt:
+        return record.get("passed_attempt") == 1
+    return record["status"] == "passed"
+
+
+def sign_test(wins: int, losses: int) -> float:
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a", type=Path)
+    parser.add_argument("b", type=Path)
+    parser.add_argument("--first-attempt", action="store_true")
+    args = parser.parse_args()
+    a, b = load(args.a), load(args.b)
+    tasks = sorted(set(a) & set(b), key=lambda task: (task.split("/")[0], int(task.split("/")[-1])))
+    only_a = [t for t in tasks if passed(a[t], args.first_attempt) and not passed(b[t], args.first_attempt)]
+    only_b = [t for t in tasks if passed(b[t], args.first_attempt) and not passed(a[t], args.first_attempt)]
+    for name, runs in (("A", a), ("B", b)):
+        count = sum(passed(runs[t], args.first_attempt) for t in tasks)
+        calls = sum(runs[t]["model_calls"] for t in tasks) / max(1, len(tasks))
+        print(f"{name}: {count}/{len(tasks)} passed ({100 * count / max(1, len(tasks)):.1f}%), "
+              f"{calls:.2f} model calls/task")
+    print(f"only A: {len(only_a)} {' '.join(t.split('/')[-1] for t in only_a)}")
+    print(f"only B: {len(only_b)} {' '.join(t.split('/')[-1] for t in only_b)}")
+    print(f"sign test (two-sided): p = {sign_test(len(only_a), len(only_b)):.3f}")
+
+
+if __name__ == "__main__":
+    main()
