@@ -112,6 +112,13 @@ class History:
             "ORDER BY created DESC, id DESC LIMIT ?", (key, qualname, limit)).fetchall()
         return [AttemptRecord(*row) for row in rows]
 
+    def count(self, path: Path | str | None, qualname: str) -> int:
+        """How many attempts were recorded for this function."""
+        key = path if isinstance(path, str) else function_path(path)
+        row = self._connection().execute(
+            "SELECT COUNT(*) FROM attempts WHERE path = ? AND qualname = ?", (key, qualname)).fetchone()
+        return int(row[0])
+
     def close(self) -> None:
         db = getattr(self._local, "db", None)
         if db is not None:

@@ -157,6 +157,7 @@ class _Run:
         self.root = project_root(capsule.path)
         self.warnings: list[str] = []
         self.warned = 0
+        self.seed_base = self._attempts_before()
 
     def events(self, start_body: str | None) -> Iterator[Event]:
         try:
@@ -218,7 +219,10 @@ class _Run:
 
     def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
              ) -> Generator[Event, None, Reply]:
-        stream = self.programmer.stream(messages, temperature=temperature, cancel=self.cancel)
+        # Seeded so that a run repeats exactly (a benchmark, a test, a bug report); a run of a function
+        # with attempts in the history goes on from new seeds, so asking again gives new answers.
+        stream = self.programmer.stream(messages, temperature=temperature, seed=self.seed_base + attempt,
+                                        cancel=self.cancel)
         while True:
             try:
                 item = next(stream)
@@ -314,6 +318,15 @@ class _Run:
         passed = result.verdict in ("passed", "not_verified")
         return AttemptFinished(attempt, passed, result.headline, result.condensed, result.code, usage,
                                seconds, result.verdict, model_seconds, result.failed_examples)
+
+    def _attempts_before(self) -> int:
+        if self.history is None:
+            return 0
+        try:
+            return self.history.count(function_path(self.capsule.path), self.capsule.qualname)
+        except sqlite3.Error as error:
+            log.warning("pycapsule: could not read the history in %s: %s", self.history.path, error)
+            return 0
 
     def _record(self, attempt: int, mode: str, result: _Attempt, usage: Usage, model: str,
                 model_seconds: float, check_seconds: float) -> None:

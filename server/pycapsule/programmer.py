@@ -159,11 +159,11 @@ class Programmer:
                 self._model = models[0]
             return self._model
 
-    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0,
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
                  on_token: Callable[[str], None] | None = None,
                  cancel: threading.Event | None = None) -> Reply:
         """One answer; `on_token` sees each streamed piece (also those of a try that later failed)."""
-        stream = self.stream(messages, temperature=temperature, cancel=cancel)
+        stream = self.stream(messages, temperature=temperature, seed=seed, cancel=cancel)
         while True:
             try:
                 item = next(stream)
@@ -172,14 +172,16 @@ class Programmer:
             if isinstance(item, str) and on_token is not None:
                 on_token(item)
 
-    def stream(self, messages: Sequence[Message], *, temperature: float = 0.0,
+    def stream(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
                cancel: threading.Event | None = None) -> Generator[str | Retrying, None, Reply]:
-        """Yields text pieces (and a `Retrying` before each retry); returns the `Reply`."""
+        """Yields text pieces (and a `Retrying` before each retry); returns the `Reply`.
+
+        `seed` makes sampling repeatable where the endpoint supports it (llama.cpp, OpenAI: best effort)."""
         model = self.model_name()
         tries = self.settings.retries + 1
         for try_number in range(1, tries + 1):
             try:
-                reply = yield from self._one_try(model, messages, temperature, cancel)
+                reply = yield from self._one_try(model, messages, temperature, seed, cancel)
             except _Failure as failure:
                 if not failure.retry or try_number == tries:
                     suffix = f" (after {try_number} tries)" if try_number > 1 else ""
@@ -206,7 +208,7 @@ class Programmer:
         text = " ".join(text.split())
         return text.replace(self._secret, "***") if self._secret else text
 
-    def _one_try(self, model: str, messages: Sequence[Message], temperature: float,
+    def _one_try(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
                  cancel: threading.Event | None) -> Generator[str, None, Reply]:
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
@@ -216,6 +218,8 @@ class Programmer:
         def produce() -> None:
             try:
                 extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if include_usage else {}
+                if seed is not None:
+                    extra["seed"] = seed
                 response = self._client.chat.completions.create(
                     model=model, messages=list(messages), stream=True, temperature=temperature,
                     max_tokens=self.settings.max_tokens, **extra)  # type: ignore[call-overload]

@@ -303,6 +303,15 @@ def test_every_attempt_is_recorded_without_the_key(
         assert FAKE_KEY.encode() not in stored.read_bytes()
 
 
+def test_a_run_repeats_exactly_and_asking_again_brings_new_samples(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, private_history: Path) -> None:
+    openai_server.queue(WRONG, WRONG_TOO, WRONG, RIGHT)
+    run(openai_server, sandbox, module_file, max_attempts=2)
+    run(openai_server, sandbox, module_file, max_attempts=2)
+    seeds = [request.body["seed"] for request in openai_server.chat_requests]
+    assert seeds == [1, 2, 3, 4]  # the second run starts after the two attempts the history holds
+
+
 def test_the_key_never_reaches_the_sandbox(
         openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
