@@ -320,7 +320,7 @@ class _Run:
                                seconds, result.verdict, model_seconds, result.failed_examples)
 
     def _attempts_before(self) -> int:
-        if self.history is None:
+        if self.history is None or self.capsule.path is None:  # no file (a bench task): nothing to go on from
             return 0
         try:
             return self.history.count(function_path(self.capsule.path), self.capsule.qualname)

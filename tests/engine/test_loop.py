@@ -312,6 +312,17 @@ def test_a_run_repeats_exactly_and_asking_again_brings_new_samples(
     assert seeds == [1, 2, 3, 4]  # the second run starts after the two attempts the history holds
 
 
+def test_a_function_with_no_file_always_starts_from_the_same_seeds(
+        openai_server: FakeOpenAI, sandbox: Sandbox, private_history: Path) -> None:
+    """Bench tasks have no file: their seeds must not depend on what ran before them."""
+    openai_server.queue(WRONG, WRONG_TOO, WRONG, WRONG_TOO)
+    capsule = capsule_by_qualname(MODULE, "add", None)
+    with Engine(settings_for(openai_server, max_attempts=2), sandbox=sandbox) as engine:
+        for _ in range(2):
+            list(engine.generate(capsule))
+    assert [request.body["seed"] for request in openai_server.chat_requests] == [1, 2, 1, 2]
+
+
 def test_the_key_never_reaches_the_sandbox(
         openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
