@@ -82,7 +82,7 @@ class ReplayProgrammer:
         self.replies = list(replies)
         self.calls = 0
 
-    def stream(self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0,
+    def stream(self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, seed: int | None = None,
                cancel: threading.Event | None = None) -> Generator[str, None, Reply]:
         text = self.replies[self.calls % len(self.replies)]
         self.calls += 1
