@@ -79,6 +79,10 @@ def function_path(path: Path | None) -> str:
     return str(path.resolve()) if path is not None else ""
 
 
+def _key(path: Path | str | None) -> str:
+    return path if isinstance(path, str) else function_path(path)
+
+
 class History:
     """One connection per thread; safe for several threads and processes."""
 
@@ -106,17 +110,16 @@ class History:
 
     def attempts(self, path: Path | str | None, qualname: str, limit: int = 20) -> list[AttemptRecord]:
         """The newest attempts first."""
-        key = path if isinstance(path, str) else function_path(path)
         rows = self._connection().execute(
             f"SELECT {', '.join(_COLUMNS)} FROM attempts WHERE path = ? AND qualname = ? "
-            "ORDER BY created DESC, id DESC LIMIT ?", (key, qualname, limit)).fetchall()
+            "ORDER BY created DESC, id DESC LIMIT ?", (_key(path), qualname, limit)).fetchall()
         return [AttemptRecord(*row) for row in rows]
 
     def count(self, path: Path | str | None, qualname: str) -> int:
         """How many attempts were recorded for this function."""
-        key = path if isinstance(path, str) else function_path(path)
         row = self._connection().execute(
-            "SELECT COUNT(*) FROM attempts WHERE path = ? AND qualname = ?", (key, qualname)).fetchone()
+            "SELECT COUNT(*) FROM attempts WHERE path = ? AND qualname = ?", (_key(path), qualname)
+        ).fetchone()
         return int(row[0])
 
     def close(self) -> None:

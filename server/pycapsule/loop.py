@@ -323,7 +323,7 @@ class _Run:
         if self.history is None or self.capsule.path is None:  # no file (a bench task): nothing to go on from
             return 0
         try:
-            return self.history.count(function_path(self.capsule.path), self.capsule.qualname)
+            return self.history.count(self.capsule.path, self.capsule.qualname)
         except sqlite3.Error as error:
             log.warning("pycapsule: could not read the history in %s: %s", self.history.path, error)
             return 0
