@@ -1,0 +1,572 @@
+"""Small synthetic projects, written into a folder, in the layouts real code uses.
+
+Each builder writes its files under `root` and returns the path of the module the tests aim at.
+Every module here passes `pytest --doctest-modules` as written (test_fixtures_are_valid proves it),
+so any disagreement with pycapsule is pycapsule's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+
+def write_tree(root: Path, files: dict[str, str], newline: str = "\n") -> None:
+    """Write `files` (relative path -> text, dedented) under `root`, with `newline` line endings."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(dedent(text).lstrip("\n").replace("\n", newline).encode("utf-8"))
+
+
+PRICING = '''
+    from . import sibling
+    from .core import TAX
+
+
+    def _round_money(amount):
+        return round(amount, 2)
+
+
+    def gross(net):
+        """The price with tax.
+
+        >>> gross(10)
+        12.0
+        """
+        return _round_money(net * (1 + TAX))
+
+
+    def twice_gross(net):
+        """
+        >>> twice_gross(10)
+        24.0
+        """
+        return sibling.double(gross(net))
+'''
+
+
+def package_with_relative_imports(root: Path) -> Path:
+    """`shop/pricing.py` imports `from .core import TAX` and `from . import sibling`;
+    `shop/reports/summary.py` reaches two levels up with `from ..core import TAX`."""
+    write_tree(root, {
+        "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n',
+        "shop/__init__.py": "",
+        "shop/core.py": "TAX = 0.2\n",
+        "shop/sibling.py": "def double(x):\n    return 2 * x\n",
+        "shop/pricing.py": PRICING,
+        "shop/reports/__init__.py": "",
+        "shop/reports/summary.py": '''
+            from ..core import TAX
+
+
+            def tax_line():
+                """
+                >>> tax_line()
+                'tax: 20%'
+                """
+                return f"tax: {TAX:.0%}"
+        ''',
+    })
+    return root / "shop" / "pricing.py"
+
+
+def pricing_stub() -> str:
+    """`shop/pricing.py` with `gross` left as a stub: its body must use the relative import and the helper."""
+    source = dedent(PRICING).lstrip("\n")
+    return source.replace("        return _round_money(net * (1 + TAX))\n", "        ...\n")
+
+
+def loose_folder_with_a_sibling_module(root: Path) -> Path:
+    """`scripts/report.py` does `import helpers` and `from helpers import shout` by plain name: no
+    `__init__.py`, no project file; the file's own folder is where its siblings are found."""
+    write_tree(root, {
+        "scripts/helpers.py": "PREFIX = '>> '\n\n\ndef shout(text):\n    return text.upper()\n",
+        "scripts/report.py": '''
+            import helpers
+            from helpers import shout
+
+
+            def headline(text):
+                """
+                >>> headline("done")
+                '>> DONE'
+                """
+                return helpers.PREFIX + shout(text)
+        ''',
+    })
+    return root / "scripts" / "report.py"
+
+
+def src_layout(root: Path) -> Path:
+    """`src/demo/text.py` imports its own package absolutely (`from demo.util import ...`) and
+    relatively; pyproject.toml declares `src` as where the packages are."""
+    write_tree(root, {
+        "pyproject.toml": '''
+            [project]
+            name = "demo"
+            version = "0"
+
+            [tool.setuptools.packages.find]
+            where = ["src"]
+        ''',
+        "src/demo/__init__.py": "",
+        "src/demo/util.py": "def slug_char(c):\n    return c if c.isalnum() else '-'\n",
+        "src/demo/_words.py": "SEPARATOR = '-'\n",
+        "src/demo/text.py": '''
+            from demo.util import slug_char
+
+            from ._words import SEPARATOR
+
+
+            def slug(title):
+                """
+                >>> slug("Hello, World")
+                'hello--world'
+                """
+                return "".join(slug_char(c) for c in title.lower()).replace(" ", SEPARATOR)
+        ''',
+    })
+    return root / "src" / "demo" / "text.py"
+
+
+def setuptools_package_dir(root: Path) -> Path:
+    """A package under `lib/` declared with setuptools' `package-dir = {"" = "lib"}`."""
+    write_tree(root, {
+        "pyproject.toml": '''
+            [project]
+            name = "calc"
+            version = "0"
+
+            [tool.setuptools]
+            package-dir = {"" = "lib"}
+
+            [tool.pytest.ini_options]
+            pythonpath = ["lib"]
+        ''',
+        "lib/calc/__init__.py": "",
+        "lib/calc/constants.py": "ANSWER = 42\n",
+        "lib/calc/ops.py": '''
+            from calc.constants import ANSWER
+
+
+            def answer_plus(n):
+                """
+                >>> answer_plus(1)
+                43
+                """
+                return ANSWER + n
+        ''',
+    })
+    return root / "lib" / "calc" / "ops.py"
+
+
+def pytest_pythonpath(root: Path) -> Path:
+    """`[tool.pytest.ini_options] pythonpath = ["vendor"]`: a module imports a top-level name from there."""
+    write_tree(root, {
+        "pyproject.toml": '''
+            [project]
+            name = "app"
+            version = "0"
+
+            [tool.pytest.ini_options]
+            pythonpath = ["vendor"]
+        ''',
+        "vendor/tinyfmt.py": "def bracket(text):\n    return '[' + text + ']'\n",
+        "app/__init__.py": "",
+        "app/view.py": '''
+            import tinyfmt
+
+
+            def label(name):
+                """
+                >>> label("ok")
+                '[ok]'
+                """
+                return tinyfmt.bracket(name)
+        ''',
+    })
+    return root / "app" / "view.py"
+
+
+def namespace_package(root: Path) -> Path:
+    """`src/acme` has no `__init__.py` (a namespace package); `acme.widgets.shapes` imports across it,
+    absolutely (`acme.gadgets`) and relatively (`..gadgets`)."""
+    write_tree(root, {
+        "pyproject.toml": '''
+            [project]
+            name = "acme-widgets"
+            version = "0"
+
+            [tool.setuptools.packages.find]
+            where = ["src"]
+            namespaces = true
+
+            [tool.pytest.ini_options]
+            pythonpath = ["src"]
+            consider_namespace_packages = true
+        ''',
+        "src/acme/gadgets/__init__.py": "CM_PER_INCH = 2.54\n",
+        "src/acme/widgets/__init__.py": "",
+        "src/acme/widgets/shapes.py": '''
+            import acme.gadgets
+
+            from ..gadgets import CM_PER_INCH
+
+
+            def inches_to_cm(inches):
+                """
+                >>> inches_to_cm(10)
+                25.4
+                >>> __name__
+                'acme.widgets.shapes'
+                """
+                assert CM_PER_INCH == acme.gadgets.CM_PER_INCH
+                return round(inches * CM_PER_INCH, 2)
+        ''',
+    })
+    return root / "src" / "acme" / "widgets" / "shapes.py"
+
+
+def loose_script(root: Path) -> Path:
+    """A script in a folder of its own, reading a data file next to it through `__file__`, with a
+    `__main__` block that must not run."""
+    write_tree(root, {
+        "words.txt": "alpha\nbeta\n",
+        "count_words.py": '''
+            import sys
+            from pathlib import Path
+
+            WORDS = Path(__file__).with_name("words.txt").read_text().split()
+
+
+            def count():
+                """
+                >>> count()
+                2
+                >>> __name__
+                'count_words'
+                """
+                return len(WORDS)
+
+
+            if __name__ == "__main__":
+                sys.exit("the __main__ block ran")
+        ''',
+    })
+    return root / "count_words.py"
+
+
+def relative_import_with_fallback(root: Path) -> Path:
+    """`from ._speedups import ...` inside `try: ... except ImportError:`: the real import must be
+    taken, not the fallback."""
+    write_tree(root, {
+        "pyproject.toml": '[project]\nname = "fastpkg"\nversion = "0"\n',
+        "fastpkg/__init__.py": "",
+        "fastpkg/_speedups.py": "def accelerate(x):\n    return x * 10\n",
+        "fastpkg/api.py": '''
+            try:
+                from ._speedups import accelerate
+                IMPLEMENTATION = "speedups"
+            except ImportError:
+                IMPLEMENTATION = "fallback"
+
+                def accelerate(x):
+                    return x
+
+
+            def boosted(x):
+                """
+                >>> IMPLEMENTATION
+                'speedups'
+                >>> boosted(2)
+                20
+                """
+                return accelerate(x)
+        ''',
+    })
+    return root / "fastpkg" / "api.py"
+
+
+def module_using_its_file(root: Path) -> Path:
+    """`__file__` and `__name__` are the module's real path and dotted name; data next to it is read."""
+    module = root / "assets" / "paths.py"
+    write_tree(root, {
+        "pyproject.toml": '[project]\nname = "assets"\nversion = "0"\n',
+        "assets/__init__.py": "",
+        "assets/greeting.txt": "hello from a data file\n",
+        "assets/paths.py": f'''
+            import os
+
+            HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+            def greeting():
+                """
+                >>> __file__ == {str(module)!r}
+                True
+                >>> __name__
+                'assets.paths'
+                >>> greeting()
+                'hello from a data file'
+                """
+                with open(os.path.join(HERE, "greeting.txt")) as handle:
+                    return handle.read().strip()
+        ''',
+    })
+    return module
+
+
+COMPOUND_QUALNAMES = ("under_if", "under_for", "under_while", "under_try", "under_with",
+                      "under_match", "Box.under_method", "Box.Inner.deep")
+"""The functions `functions_under_compound_statements` defines, as check names them."""
+
+
+def functions_under_compound_statements(root: Path) -> Path:
+    """A function under each compound statement, a method, a nested class's method and a nested function,
+    each with a passing doctest (the nested function's is not reachable from the module, as in doctest)."""
+    write_tree(root, {
+        "compound.py": '''
+            import contextlib
+            import sys
+
+            if sys.version_info >= (3, 0):
+                def under_if(x):
+                    """
+                    >>> under_if(1)
+                    2
+                    """
+                    return x + 1
+            else:
+                def under_if(x):
+                    raise AssertionError("the other branch")
+
+            for _ in range(1):
+                def under_for():
+                    """
+                    >>> under_for()
+                    'for'
+                    """
+                    return "for"
+
+            while True:
+                def under_while():
+                    """
+                    >>> under_while()
+                    'while'
+                    """
+                    return "while"
+                break
+
+            try:
+                def under_try():
+                    """
+                    >>> under_try()
+                    'try'
+                    """
+                    return "try"
+            except ImportError:
+                pass
+
+            with contextlib.nullcontext():
+                def under_with():
+                    """
+                    >>> under_with()
+                    'with'
+                    """
+                    return "with"
+
+            match sys.platform:
+                case _:
+                    def under_match():
+                        """
+                        >>> under_match()
+                        'match'
+                        """
+                        return "match"
+
+
+            class Box:
+                def under_method(self):
+                    """
+                    >>> Box().under_method()
+                    'method'
+                    """
+                    return "method"
+
+                class Inner:
+                    def deep(self):
+                        """
+                        >>> Box.Inner().deep()
+                        'deep'
+                        """
+                        return "deep"
+
+
+            def outer():
+                def nested():
+                    return "nested"
+                return nested()
+        ''',
+    })
+    return root / "compound.py"
+
+
+def compound_stubs(root: Path) -> Path:
+    """Stubs under `for` and `match` and in a method, each with its doctests, for generate."""
+    write_tree(root, {
+        "stubs.py": '''
+            import sys
+
+            for _ in range(1):
+                def triple(x):
+                    """
+                    >>> triple(3)
+                    9
+                    """
+                    ...
+
+            match sys.platform:
+                case _:
+                    def negate(x):
+                        """
+                        >>> negate(4)
+                        -4
+                        """
+                        ...
+
+
+            class Counter:
+                def doubled(self, n):
+                    """
+                    >>> Counter().doubled(5)
+                    10
+                    """
+                    ...
+        ''',
+    })
+    return root / "stubs.py"
+
+
+FORM_FEED_MODULE = '''
+    """A module in the old GNU style: pages separated by form feeds."""
+
+    \f
+    def first():
+        """
+        >>> first()
+        1
+        """
+        return 1
+
+    \f
+    \f
+    def second():
+        """
+        >>> second()
+        2
+        """
+        return 3
+'''
+"""`second` fails: its example's line must be counted as editors and Python count lines."""
+
+
+def form_feeds(root: Path, newline: str) -> Path:
+    write_tree(root, {"pages.py": FORM_FEED_MODULE}, newline=newline)
+    return root / "pages.py"
+
+
+def doctest_flags(root: Path, config: str | None) -> Path:
+    """A doctest that needs NORMALIZE_WHITESPACE and ELLIPSIS; `config` names the file that declares
+    them (`pyproject.toml` or `pytest.ini`), or None for none."""
+    files = {"flags/__init__.py": "", "flags/table.py": '''
+        def table():
+            """
+            >>> table()
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+             20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+            >>> table()
+            [0, 1, ..., 29]
+            """
+            return list(range(30))
+    '''}
+    if config == "pyproject.toml":
+        files["pyproject.toml"] = '''
+            [project]
+            name = "flags"
+            version = "0"
+
+            [tool.pytest.ini_options]
+            doctest_optionflags = "NORMALIZE_WHITESPACE ELLIPSIS"
+        '''
+    elif config == "pytest.ini":
+        files["pytest.ini"] = "[pytest]\ndoctest_optionflags = NORMALIZE_WHITESPACE ELLIPSIS\n"
+    else:
+        files["pyproject.toml"] = '[project]\nname = "flags"\nversion = "0"\n'
+    write_tree(root, files)
+    return root / "flags" / "table.py"
+
+
+def ellipsis_by_default(root: Path) -> Path:
+    """No config at all: pytest's default doctest_optionflags is ELLIPSIS."""
+    write_tree(root, {"dots.py": '''
+        def digits():
+            """
+            >>> digits()
+            '0123...789'
+            """
+            return "0123456789"
+    '''})
+    return root / "dots.py"
+
+
+def only_skipped_examples(root: Path, body: str = "...") -> Path:
+    """`parse_date`'s every example carries +SKIP; `today` has one skipped and one real example."""
+    write_tree(root, {"dates.py": f'''
+        def parse_date(text):
+            """
+            >>> parse_date("2024-01-02")  # doctest: +SKIP
+            (2024, 1, 2)
+            >>> parse_date("1999-12-31")  # doctest: +SKIP
+            (1999, 12, 31)
+            """
+            {body}
+
+
+        def today_year():
+            """
+            >>> today_year()  # doctest: +SKIP
+            2024
+            >>> isinstance(today_year(), int)
+            True
+            """
+            return 2024
+    '''})
+    return root / "dates.py"
+
+
+def import_fails_outside_the_target(root: Path, kind: str) -> Path:
+    """`broken/mod.py`: its stub `area` is fine, the module's other code is not (`kind`: a missing
+    package, or a top-level statement that raises)."""
+    failing = {
+        "missing package": "import surely_not_installed_pkg_3141\n",
+        "top-level raise": "SETTINGS = {}\nTIMEOUT = SETTINGS['timeout']\n",
+    }[kind]
+    write_tree(root, {
+        "pyproject.toml": '[project]\nname = "broken"\nversion = "0"\n',
+        "broken/__init__.py": "",
+        "broken/mod.py": failing + '''
+
+def area(r):
+    """
+    >>> area(2)
+    4
+    """
+    ...
+''',
+    })
+    return root / "broken" / "mod.py"
+
+
+IMPORT_FAILURE_LINE = {"missing package": 1, "top-level raise": 2}
+"""The line of the module's failing statement, per kind."""
