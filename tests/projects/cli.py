@@ -57,7 +57,9 @@ def outcomes(report: dict[str, Any]) -> dict[str, str]:
 
 
 def generate_json(target: str, home: Path, model_url: str, *flags: str) -> tuple[int, dict[str, Any], str]:
-    """`pycapsule generate TARGET --json FLAGS` against the scripted model: exit code, report, stderr."""
-    result = pycapsule("generate", target, "--json", *flags, home=home, model_url=model_url)
+    """`pycapsule generate TARGET --json FLAGS` against the scripted model, at most 2 attempts per function:
+    exit code, report, stderr."""
+    result = pycapsule("generate", target, "--json", "--max-attempts", "2", *flags,
+                       home=home, model_url=model_url)
     report = json.loads(result.stdout) if result.stdout.strip() else {}
     return result.returncode, report, result.stderr

@@ -29,44 +29,46 @@ LAYOUTS: list[tuple[str, Callable[[Path], Path], dict[str, str]]] = [
 
 @pytest.mark.parametrize(("build", "expected"), [pytest.param(b, e, id=i) for i, b, e in LAYOUTS])
 def test_the_module_is_imported_as_the_project_imports_it(
-        tmp_path: Path, build: Callable[[Path], Path], expected: dict[str, str]) -> None:
-    target = build(tmp_path / "project")
+        tmp_path: Path, project: Path, build: Callable[[Path], Path], expected: dict[str, str]) -> None:
+    target = build(project)
     code, report = check_json(str(target), tmp_path)
     assert report["module_error"] is None, report["module_error"]
     assert outcomes(report) == expected
     assert code == 0
 
 
-def test_a_relative_import_two_packages_up(tmp_path: Path) -> None:
-    builders.package_with_relative_imports(tmp_path / "project")
-    code, report = check_json(str(tmp_path / "project" / "shop" / "reports" / "summary.py"), tmp_path)
+def test_a_relative_import_two_packages_up(tmp_path: Path, project: Path) -> None:
+    builders.package_with_relative_imports(project)
+    code, report = check_json(str(project / "shop" / "reports" / "summary.py"), tmp_path)
     assert report["module_error"] is None, report["module_error"]
     assert (outcomes(report), code) == ({"tax_line": "passed"}, 0)
 
 
-def test_from_inside_the_project_too(tmp_path: Path) -> None:
-    builders.src_layout(tmp_path / "project")
-    result = pycapsule("check", "src/demo/text.py", home=tmp_path, cwd=tmp_path / "project")
+def test_from_inside_the_project_too(tmp_path: Path, project: Path) -> None:
+    builders.src_layout(project)
+    result = pycapsule("check", "src/demo/text.py", home=tmp_path, cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_every_function_under_a_compound_statement_is_checked(tmp_path: Path) -> None:
-    target = builders.functions_under_compound_statements(tmp_path)
+def test_every_function_under_a_compound_statement_is_checked(tmp_path: Path, project: Path) -> None:
+    target = builders.functions_under_compound_statements(project)
     code, report = check_json(str(target), tmp_path)
     assert outcomes(report) == dict.fromkeys(builders.COMPOUND_QUALNAMES, "passed")
     assert code == 0
 
 
 @pytest.mark.parametrize("qualname", builders.COMPOUND_QUALNAMES)
-def test_a_function_under_a_compound_statement_is_checked_by_name(tmp_path: Path, qualname: str) -> None:
-    target = builders.functions_under_compound_statements(tmp_path)
+def test_a_function_under_a_compound_statement_is_checked_by_name(
+        tmp_path: Path, project: Path, qualname: str) -> None:
+    target = builders.functions_under_compound_statements(project)
     code, report = check_json(f"{target}::{qualname}", tmp_path)
     assert (outcomes(report), code) == ({qualname: "passed"}, 0)
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
-def test_a_failure_is_reported_at_its_line_with_form_feeds_above(tmp_path: Path, newline: str) -> None:
-    target = builders.form_feeds(tmp_path, newline)
+def test_a_failure_is_reported_at_its_line_with_form_feeds_above(
+        tmp_path: Path, project: Path, newline: str) -> None:
+    target = builders.form_feeds(project, newline)
     data = target.read_bytes()
     line = data[: data.index(b">>> second()")].count(b"\n") + 1  # as Python and editors count lines
     code, report = check_json(str(target), tmp_path)
@@ -78,27 +80,28 @@ def test_a_failure_is_reported_at_its_line_with_form_feeds_above(tmp_path: Path,
 
 
 @pytest.mark.parametrize("config", ["pyproject.toml", "pytest.ini"])
-def test_pytest_doctest_optionflags_from_the_project_config_apply(tmp_path: Path, config: str) -> None:
-    target = builders.doctest_flags(tmp_path, config)
+def test_pytest_doctest_optionflags_from_the_project_config_apply(
+        tmp_path: Path, project: Path, config: str) -> None:
+    target = builders.doctest_flags(project, config)
     code, report = check_json(str(target), tmp_path)
     assert (outcomes(report), code) == ({"table": "passed"}, 0)
 
 
-def test_without_config_whitespace_must_match_as_in_pytest(tmp_path: Path) -> None:
-    target = builders.doctest_flags(tmp_path, None)
+def test_without_config_whitespace_must_match_as_in_pytest(tmp_path: Path, project: Path) -> None:
+    target = builders.doctest_flags(project, None)
     code, report = check_json(str(target), tmp_path)
     assert (outcomes(report), code) == ({"table": "failed"}, 1)
     [function] = report["functions"]
     assert [f["line"] for f in function["failures"]] == [3], "only the example needing NORMALIZE_WHITESPACE"
 
 
-def test_ellipsis_is_on_by_default_as_in_pytest(tmp_path: Path) -> None:
-    code, report = check_json(str(builders.ellipsis_by_default(tmp_path)), tmp_path)
+def test_ellipsis_is_on_by_default_as_in_pytest(tmp_path: Path, project: Path) -> None:
+    code, report = check_json(str(builders.ellipsis_by_default(project)), tmp_path)
     assert (outcomes(report), code) == ({"digits": "passed"}, 0)
 
 
-def test_examples_that_are_all_skipped_verify_nothing(tmp_path: Path) -> None:
-    target = builders.only_skipped_examples(tmp_path)
+def test_examples_that_are_all_skipped_verify_nothing(tmp_path: Path, project: Path) -> None:
+    target = builders.only_skipped_examples(project)
     _, report = check_json(str(target), tmp_path)
     assert outcomes(report) == {"parse_date": "skipped", "today_year": "passed"}
     text = pycapsule("check", str(target), home=tmp_path)
@@ -108,8 +111,9 @@ def test_examples_that_are_all_skipped_verify_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(builders.IMPORT_FAILURE_LINE))
-def test_a_module_that_cannot_be_imported_is_one_error_at_its_line(tmp_path: Path, kind: str) -> None:
-    target = builders.import_fails_outside_the_target(tmp_path, kind)
+def test_a_module_that_cannot_be_imported_is_one_error_at_its_line(
+        tmp_path: Path, project: Path, kind: str) -> None:
+    target = builders.import_fails_outside_the_target(project, kind)
     code, report = check_json(str(target), tmp_path)
     assert code == 1 and not report["passed"]
     assert report["module_error"]["line"] == builders.IMPORT_FAILURE_LINE[kind]
