@@ -74,7 +74,9 @@ def package_with_relative_imports(root: Path) -> Path:
 def pricing_stub() -> str:
     """`shop/pricing.py` with `gross` left as a stub: its body must use the relative import and the helper."""
     source = dedent(PRICING).lstrip("\n")
-    return source.replace("        return _round_money(net * (1 + TAX))\n", "        ...\n")
+    stub = source.replace("    return _round_money(net * (1 + TAX))\n", "    ...\n")
+    assert stub != source
+    return stub
 
 
 def loose_folder_with_a_sibling_module(root: Path) -> Path:

@@ -25,7 +25,7 @@ def test_a_body_using_a_relative_import_and_a_module_helper_passes(
     assert results == [("gross", "passed", 1)]
     assert code == 0, stderr
     assert module.read_text() == builders.pricing_stub().replace(
-        "        ...\n", "        return _round_money(net * (1 + TAX))\n")
+        "    ...\n", "    return _round_money(net * (1 + TAX))\n")
     assert len(fake.chat_requests) == 1
     checked, after = check_json(str(module), tmp_path)
     assert (outcomes(after), checked) == ({"gross": "passed", "twice_gross": "passed"}, 0)
