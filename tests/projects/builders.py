@@ -450,6 +450,29 @@ def compound_stubs(root: Path) -> Path:
     return root / "stubs.py"
 
 
+def overloaded_function(root: Path) -> Path:
+    """`parse` is declared three times, two `typing.overload` stubs and then the implementation: the last
+    definition is the one the module holds, with the doctests."""
+    write_tree(root, {"overloads.py": '''
+        from typing import overload
+
+
+        @overload
+        def parse(text: str) -> int: ...
+        @overload
+        def parse(text: bytes) -> int: ...
+        def parse(text):
+            """
+            >>> parse("12")
+            12
+            >>> parse(b"7")
+            7
+            """
+            return int(text)
+    '''})
+    return root / "overloads.py"
+
+
 FORM_FEED_MODULE = '''
     """A module in the old GNU style: pages separated by form feeds."""
 

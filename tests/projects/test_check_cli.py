@@ -65,6 +65,11 @@ def test_a_function_under_a_compound_statement_is_checked_by_name(
     assert (outcomes(report), code) == ({qualname: "passed"}, 0)
 
 
+def test_the_last_definition_of_a_name_is_the_one_checked(tmp_path: Path, project: Path) -> None:
+    code, report = check_json(str(builders.overloaded_function(project)), tmp_path)
+    assert (outcomes(report), code) == ({"parse": "passed"}, 0)
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
 def test_a_failure_is_reported_at_its_line_with_form_feeds_above(
         tmp_path: Path, project: Path, newline: str) -> None:

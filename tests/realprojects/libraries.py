@@ -67,11 +67,19 @@ MORE_ITERTOOLS_KNOWN = {
         "pycapsule runs those examples as `_pairwise`'s, where they are written"),
 }
 
+_DOC_ASSIGNED = ("its docstring is assigned after the definition (`f.__doc__ = ...`): doctest reads it from "
+                 "the object, pycapsule reads docstrings where a definition holds them")
+TOOLZ_KNOWN = {
+    **{f"toolz.functoolz.{name}": _DOC_ASSIGNED
+       for name in ("has_keywords", "has_varargs", "is_partial_args", "is_valid_args", "num_required_args")},
+    **{f"toolz.curried.exceptions.{name}": _DOC_ASSIGNED for name in ("merge", "merge_with")},
+}
+
 LIBRARIES = [
     Library(Sdist("pydash", "8.0.4", "a33fb17b4b06c617da5c57c711605d2dc8723311ee5388c8371f87cd44bf4112"),
             package="src/pydash", source_root="src"),
     Library(Sdist("toolz", "1.0.0", "2c86e3d9a04798ac556793bced838816296a2f085017664e4995cb40a1047a02"),
-            package="toolz"),
+            package="toolz", known=TOOLZ_KNOWN),
     Library(Sdist("more-itertools", "10.5.0",
                   "5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6"),
             package="more_itertools", known=MORE_ITERTOOLS_KNOWN),
