@@ -21,6 +21,7 @@ from typing import Literal
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import Settings, project_root
+from pycapsule.debugging.errors import headline
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
@@ -36,7 +37,7 @@ from pycapsule.programmer import (
     fix_messages,
     restart_messages,
 )
-from pycapsule.sandbox.api import Sandbox
+from pycapsule.sandbox.api import RunResult, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,26 @@ def self_debug(
     return run.events(start_body)
 
 
+def import_problem(capsule: Capsule, sandbox: Sandbox, settings: Settings) -> tuple[str | None, RunResult]:
+    """One sentence when the module cannot be imported for a reason outside the target function (a
+    missing package, a failing statement elsewhere): no body can fix that, so no model is asked."""
+    job = replace(job_for(capsule, capsule.module_source, settings.job_timeout, project_root(capsule.path)),
+                  doctest_targets=(), doctests=())
+    result = sandbox.run(job)
+    if result.status == "ok":
+        return None, result
+    error = result.module_error
+    if error is not None and error.line is not None and capsule.def_line <= error.line <= capsule.end_line:
+        return None, result  # the target's own code: the model's to fix
+    if error is None:
+        return (f"{capsule.qualname}: the module cannot be run as it stands ({headline(result)}); "
+                "fix that first"), result
+    where = error.origin or (f"line {error.line}" if error.line else "its imports")
+    message = " ".join(error.message.split())[:300]
+    return (f"{capsule.qualname}: the module cannot be imported ({where}: {error.type}: {message}); this is "
+            "outside the function, so no model was asked"), result
+
+
 class _Run:
     def __init__(self, capsule: Capsule, programmer: Programmer, sandbox: Sandbox, settings: Settings,
                  cancel: threading.Event, context: str | None, history: History | None) -> None:
@@ -174,10 +195,6 @@ class _Run:
         final: _Attempt | None = None
         failed_fixes = 0
         failures: list[str] = []
-        problem = self._module_problem()
-        if problem:
-            yield self._finish("error", problem)
-            return
         if start_body is not None and not capsule.is_stub:
             last = yield from self._check_current(start_body)
             if last is None:
@@ -288,26 +305,6 @@ class _Run:
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
         return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed)
-
-    def _module_problem(self) -> str | None:
-        """One sentence when the module cannot be imported for a reason outside the target function (a
-        missing package, a failing statement elsewhere): no body can fix that, so no model call is made."""
-        verdict = self._run_module(self.capsule.module_source)
-        result = verdict.result
-        self.warnings.extend(w for w in result.warnings if w not in self.warnings)
-        if result.status == "ok":
-            return None
-        error = result.module_error
-        if error is not None and error.line is not None and \
-                self.capsule.def_line <= error.line <= self.capsule.end_line:
-            return None  # the target's own code: the model's to fix
-        name = self.capsule.qualname
-        if error is None:
-            return f"{name}: the module cannot be run as it stands ({verdict.headline}); fix that first"
-        where = error.origin or (f"line {error.line}" if error.line else "its imports")
-        message = " ".join(error.message.split())[:300]
-        return (f"{name}: the module cannot be imported ({where}: {error.type}: {message}); this is outside "
-                f"the function, so no model was asked")
 
     def _new_warnings(self) -> Iterator[Notice]:
         """The sandbox's warnings (e.g. an unreadable project folder), each said once per run."""
