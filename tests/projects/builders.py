@@ -450,6 +450,37 @@ def compound_stubs(root: Path) -> Path:
     return root / "stubs.py"
 
 
+def method_under_a_caching_descriptor(root: Path) -> Path:
+    """`Circle.area` is wrapped by a caching descriptor (only `__get__`, as boltons' `cachedproperty`):
+    doctest finds it as a method descriptor of this module, with the docstring it copies."""
+    write_tree(root, {"shapes.py": '''
+        class cachedproperty:
+            def __init__(self, func):
+                self.__doc__ = func.__doc__
+                self.func = func
+
+            def __get__(self, obj, objtype=None):
+                if obj is None:
+                    return self
+                value = obj.__dict__[self.func.__name__] = self.func(obj)
+                return value
+
+
+        class Circle:
+            def __init__(self, r):
+                self.r = r
+
+            @cachedproperty
+            def area(self):
+                """
+                >>> Circle(2).area
+                12
+                """
+                return 3 * self.r * self.r
+    '''})
+    return root / "shapes.py"
+
+
 def overloaded_function(root: Path) -> Path:
     """`parse` is declared three times, two `typing.overload` stubs and then the implementation: the last
     definition is the one the module holds, with the doctests."""

@@ -70,6 +70,11 @@ def test_the_last_definition_of_a_name_is_the_one_checked(tmp_path: Path, projec
     assert (outcomes(report), code) == ({"parse": "passed"}, 0)
 
 
+def test_a_method_under_a_caching_descriptor_is_checked(tmp_path: Path, project: Path) -> None:
+    code, report = check_json(str(builders.method_under_a_caching_descriptor(project)), tmp_path)
+    assert (outcomes(report), code) == ({"Circle.area": "passed"}, 0)
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
 def test_a_failure_is_reported_at_its_line_with_form_feeds_above(
         tmp_path: Path, project: Path, newline: str) -> None:

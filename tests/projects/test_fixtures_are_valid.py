@@ -26,6 +26,7 @@ EXPECTED: list[tuple[Callable[[Path], Path], dict[str, str]]] = [
     (builders.functions_under_compound_statements,
      {f"compound.{q}": "passed" for q in builders.COMPOUND_QUALNAMES}),
     (builders.overloaded_function, {"overloads.parse": "passed"}),
+    (builders.method_under_a_caching_descriptor, {"shapes.Circle.area": "passed"}),
     (partial(builders.form_feeds, newline="\r\n"), {"pages.first": "passed", "pages.second": "failed"}),
     (partial(builders.doctest_flags, config="pyproject.toml"), {"flags.table.table": "passed"}),
     (partial(builders.doctest_flags, config="pytest.ini"), {"flags.table.table": "passed"}),
