@@ -39,8 +39,8 @@ def messages_of(diagnostics: list[types.Diagnostic]) -> list[tuple[int, str]]:
     return sorted((d.range.start.line, d.message) for d in diagnostics)
 
 
-async def test_diagnostics_in_a_package_module_with_relative_imports(editor: Editor, workspace: Path):
-    module = builders.package_with_relative_imports(workspace)
+async def test_diagnostics_in_a_package_module_with_relative_imports(editor: Editor, project: Path):
+    module = builders.package_with_relative_imports(project)
     module.write_text(module.read_text().replace("return _round_money(net * (1 + TAX))", WRONG_GROSS))
     uri = open_file(editor, module)
     text = editor.text(uri)
@@ -56,8 +56,8 @@ async def test_diagnostics_in_a_package_module_with_relative_imports(editor: Edi
     assert await editor.diagnostics_for(uri, lambda now: not now, timeout=30) == []
 
 
-async def test_form_feeds_above_a_function_count_as_editors_count_lines(editor: Editor, workspace: Path):
-    module = builders.form_feeds(workspace, "\n")
+async def test_form_feeds_above_a_function_count_as_editors_count_lines(editor: Editor, project: Path):
+    module = builders.form_feeds(project, "\n")
     uri = open_file(editor, module)
     text = editor.text(uri)
     second = line_of(text, ">>> second()")
@@ -71,8 +71,8 @@ async def test_form_feeds_above_a_function_count_as_editors_count_lines(editor: 
     assert messages_of(found) == got_5
 
 
-async def test_a_changed_body_below_form_feeds_is_run_again(editor: Editor, workspace: Path):
-    module = builders.form_feeds(workspace, "\n")
+async def test_a_changed_body_below_form_feeds_is_run_again(editor: Editor, project: Path):
+    module = builders.form_feeds(project, "\n")
     uri = open_file(editor, module)
     await editor.diagnostics_for(uri, bool, timeout=30)
 
@@ -83,8 +83,8 @@ async def test_a_changed_body_below_form_feeds_is_run_again(editor: Editor, work
     assert cleared == [], "a stale result was shown"
 
 
-async def test_a_failing_function_under_match_is_diagnosed(editor: Editor, workspace: Path):
-    module = builders.functions_under_compound_statements(workspace)
+async def test_a_failing_function_under_match_is_diagnosed(editor: Editor, project: Path):
+    module = builders.functions_under_compound_statements(project)
     module.write_text(module.read_text().replace('return "match"', 'return "nope"'))
     uri = open_file(editor, module)
     found = await editor.diagnostics_for(uri, bool, timeout=30)
@@ -93,8 +93,8 @@ async def test_a_failing_function_under_match_is_diagnosed(editor: Editor, works
 
 
 async def test_generate_a_body_using_a_relative_import_and_a_module_helper(
-        editor: Editor, fake: FakeOpenAI, workspace: Path, tmp_path: Path):
-    module = builders.package_with_relative_imports(workspace)
+        editor: Editor, fake: FakeOpenAI, project: Path, tmp_path: Path):
+    module = builders.package_with_relative_imports(project)
     module.write_text(builders.pricing_stub())
     fake.queue(GROSS)
     uri = open_file(editor, module)
@@ -110,8 +110,8 @@ async def test_generate_a_body_using_a_relative_import_and_a_module_helper(
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-async def test_generate_a_stub_under_a_for_loop(editor: Editor, fake: FakeOpenAI, workspace: Path):
-    module = builders.compound_stubs(workspace)
+async def test_generate_a_stub_under_a_for_loop(editor: Editor, fake: FakeOpenAI, project: Path):
+    module = builders.compound_stubs(project)
     fake.queue("```python\ndef triple(x):\n    return 3 * x\n```")
     uri = open_file(editor, module)
     result = await generate_at(editor, uri, ">>> triple(3)")
@@ -120,8 +120,8 @@ async def test_generate_a_stub_under_a_for_loop(editor: Editor, fake: FakeOpenAI
 
 
 async def test_a_module_that_cannot_be_imported_is_said_before_any_model_call(
-        editor: Editor, fake: FakeOpenAI, workspace: Path):
-    module = builders.import_fails_outside_the_target(workspace, "missing package")
+        editor: Editor, fake: FakeOpenAI, project: Path):
+    module = builders.import_fails_outside_the_target(project, "missing package")
     uri = open_file(editor, module)
     before = editor.text(uri)
 
@@ -137,8 +137,8 @@ async def test_a_module_that_cannot_be_imported_is_said_before_any_model_call(
 
 
 async def test_a_body_whose_examples_are_all_skipped_is_not_verified(
-        editor: Editor, fake: FakeOpenAI, workspace: Path):
-    module = builders.only_skipped_examples(workspace)
+        editor: Editor, fake: FakeOpenAI, project: Path):
+    module = builders.only_skipped_examples(project)
     fake.queue("```python\ndef parse_date(text):\n    return None\n```")
     uri = open_file(editor, module)
     result = await generate_at(editor, uri, "    ...\n")
