@@ -481,6 +481,45 @@ def method_under_a_caching_descriptor(root: Path) -> Path:
     return root / "shapes.py"
 
 
+def module_docstring_and_test_table(root: Path) -> Path:
+    """Examples in the module's docstring and in its `__test__` table, which doctest and pytest run as items
+    of their own."""
+    write_tree(root, {"tables.py": '''
+        """Conversion tables.
+
+        >>> sorted(UNITS)
+        ['cm', 'm']
+        """
+
+        UNITS = {"cm": 0.01, "m": 1.0}
+
+        __test__ = {
+            "metres": """
+            >>> UNITS["m"]
+            1.0
+            """,
+            "centimetres": """
+            >>> UNITS["cm"] * 100
+            1.0
+            """,
+        }
+    '''})
+    return root / "tables.py"
+
+
+def trailing_whitespace(root: Path) -> Path:
+    """An expected output with a trailing space that the function does not print: both lines look alike."""
+    write_tree(root, {"spaces.py": '''
+        def word():
+            """
+            >>> print(word())
+            done\x20
+            """
+            return "done"
+    '''})
+    return root / "spaces.py"
+
+
 def overloaded_function(root: Path) -> Path:
     """`parse` is declared three times, two `typing.overload` stubs and then the implementation: the last
     definition is the one the module holds, with the doctests."""

@@ -70,6 +70,20 @@ def test_the_last_definition_of_a_name_is_the_one_checked(tmp_path: Path, projec
     assert (outcomes(report), code) == ({"parse": "passed"}, 0)
 
 
+def test_the_module_docstring_and_the_test_table_are_checked_as_doctest_names_them(
+        tmp_path: Path, project: Path) -> None:
+    code, report = check_json(str(builders.module_docstring_and_test_table(project)), tmp_path)
+    assert outcomes(report) == {"<module>": "passed", "__test__.metres": "passed",
+                                "__test__.centimetres": "passed"}
+    assert code == 0
+
+
+def test_a_failure_that_prints_alike_says_what_differs(tmp_path: Path, project: Path) -> None:
+    result = pycapsule("check", str(builders.trailing_whitespace(project)), home=tmp_path)
+    assert result.returncode == 1
+    assert "whitespace" in result.stdout and "'done '" in result.stdout, result.stdout
+
+
 def test_a_method_under_a_caching_descriptor_is_checked(tmp_path: Path, project: Path) -> None:
     code, report = check_json(str(builders.method_under_a_caching_descriptor(project)), tmp_path)
     assert (outcomes(report), code) == ({"Circle.area": "passed"}, 0)

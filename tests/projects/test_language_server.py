@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from tests.fakes.openai_server import FakeOpenAI
@@ -56,8 +57,10 @@ async def test_diagnostics_in_a_package_module_with_relative_imports(editor: Edi
     assert await editor.diagnostics_for(uri, lambda now: not now, timeout=30) == []
 
 
-async def test_form_feeds_above_a_function_count_as_editors_count_lines(editor: Editor, project: Path):
-    module = builders.form_feeds(project, "\n")
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+async def test_form_feeds_above_a_function_count_as_editors_count_lines(
+        editor: Editor, project: Path, newline: str):
+    module = builders.form_feeds(project, newline)
     uri = open_file(editor, module)
     text = editor.text(uri)
     second = line_of(text, ">>> second()")
@@ -71,8 +74,9 @@ async def test_form_feeds_above_a_function_count_as_editors_count_lines(editor: 
     assert messages_of(found) == got_5
 
 
-async def test_a_changed_body_below_form_feeds_is_run_again(editor: Editor, project: Path):
-    module = builders.form_feeds(project, "\n")
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+async def test_a_changed_body_below_form_feeds_is_run_again(editor: Editor, project: Path, newline: str):
+    module = builders.form_feeds(project, newline)
     uri = open_file(editor, module)
     await editor.diagnostics_for(uri, bool, timeout=30)
 
