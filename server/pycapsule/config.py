@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from pycapsule.sandbox.roots import shared_folder
 
 
 class Settings(BaseModel):
@@ -93,10 +94,6 @@ def user_config_file(environ: Mapping[str, str] | None = None) -> Path:
     return platformdirs.user_config_path("pycapsule") / "config.toml"
 
 
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/root", "/usr", "/opt",
-                  "/srv", "/mnt", "/media", "/etc", "/proc", "/sys", "/dev")
-
-
 @dataclass
 class LoadedSettings:
     settings: Settings
@@ -115,20 +112,6 @@ def _folders_up(start: Path) -> list[Path]:
     if not here.is_dir():
         here = here.parent
     return [here, *here.parents]
-
-
-def shared_folder(folder: Path) -> bool:
-    """A folder other people's or other projects' files live in, which no sandbox may show whole:
-    /, $HOME and the folder holding homes, the temporary folders, and the system's top folders."""
-    folder = folder.resolve()
-    home = Path.home().resolve()
-    shared = {Path("/"), home, home.parent, Path(tempfile.gettempdir()).resolve(), *map(Path, SHARED_FOLDERS)}
-    if folder in shared:
-        return True
-    try:
-        return bool(folder.stat().st_mode & 0o002)  # writable by everyone, like /tmp
-    except OSError:
-        return False
 
 
 def find_pyproject(start: Path | None) -> Path | None:

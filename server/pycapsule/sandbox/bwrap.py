@@ -8,11 +8,16 @@ Run as root, bwrap is privileged and maps the sandbox to uid 0, for which the ke
 RLIMIT_NPROC; so the worker starts with only CAP_SETUID/CAP_SETGID and drops for good to a
 dedicated uid, unique per sandbox (no passwd entry, owns no host file). Run as a normal user,
 bwrap is unprivileged: a user namespace with further user namespaces disabled.
+
+`launch_as` runs bwrap as another, unprivileged account (root can thereby give the sandbox exactly
+what an ordinary user's gets: the tests run the hostile suite so), with an interpreter that account
+can read (`python`).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 import shutil
 import sys
@@ -49,8 +54,8 @@ def find_bwrap() -> str:
     return path
 
 
-def user_process_count() -> int:
-    uid = os.getuid()
+def user_process_count(uid: int | None = None) -> int:
+    uid = os.getuid() if uid is None else uid
     count = 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -104,11 +109,16 @@ class BwrapSandbox(WarmSandbox):
     name = "bwrap"
     start_timeout = 20.0
 
-    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS, *,
+                 launch_as: str | None = None, python: str | None = None):
         super().__init__(project_root, limits)
         self.bwrap = find_bwrap()
-        self.as_root = os.geteuid() == 0
-        self.foreign_uid = self.as_root
+        self.launch_as = pwd.getpwnam(launch_as) if launch_as else None
+        if self.launch_as is not None and not shutil.which("setpriv"):
+            raise SandboxUnavailable("setpriv (util-linux) is needed to launch the sandbox as another user.")
+        self.python = python
+        self.as_root = os.geteuid() == 0 and self.launch_as is None
+        self.foreign_uid = self.as_root or self.launch_as is not None
         self._launches = 0
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
 
@@ -134,11 +144,14 @@ class BwrapSandbox(WarmSandbox):
         else:
             args += ["--unshare-user", "--disable-userns"]
         args += system_args()
+        # /dev/shm (POSIX shared memory and semaphores) is a capped tmpfs and /dev/mqueue the IPC
+        # namespace's own message queues: both are emptied after every job, like /tmp.
         args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", scratch, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
                  "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
                  "--perms", "0777", "--size", scratch, "--tmpfs", WORK_DIR]
         plan = MountPlan()
-        roots = [*interpreter_dirs(), *(Path(p) for p in clean_import_path())]
+        roots = [*interpreter_dirs(self.python), *(Path(p) for p in clean_import_path(self.python))]
         if project_root is not None:
             roots.append(project_root)
         for path in covering_dirs(roots):
@@ -146,24 +159,27 @@ class BwrapSandbox(WarmSandbox):
         args += plan.args
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        args += ["--remount-ro", "/", "--chdir", WORK_DIR, "--", interpreter(), "-I", "-c", BOOTSTRAP]
+        args += ["--remount-ro", "/", "--chdir", WORK_DIR,
+                 "--", interpreter(self.python), "-I", "-c", BOOTSTRAP]
         return args
 
     def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
         limits = self.limits.to_wire()
         init: dict[str, Any] = {
             "op": "init",
-            "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path()),
+            "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path(self.python)),
             "work_dir": WORK_DIR,
-            "clean_dirs": [WORK_DIR, "/tmp"],
+            "clean_dirs": [WORK_DIR, "/tmp", "/dev", "/dev/shm", "/dev/mqueue"],
             "own_pid_namespace": True,
+            "own_ipc_namespace": True,
             "limits": limits,
         }
         if self.as_root:
             init["uid"] = self.uid
         else:
             # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
-            limits["processes"] = user_process_count() + self.limits.processes
+            uid = self.launch_as.pw_uid if self.launch_as is not None else None
+            limits["processes"] = user_process_count(uid) + self.limits.processes
         program = filter_program()
         seccomp_fd = None
         if program is not None:
@@ -171,6 +187,9 @@ class BwrapSandbox(WarmSandbox):
             os.write(write_end, program)
             os.close(write_end)
         command = self.command(project_root, seccomp_fd)
+        if self.launch_as is not None:
+            command = ["setpriv", f"--reuid={self.launch_as.pw_uid}", f"--regid={self.launch_as.pw_gid}",
+                       "--init-groups", "--", *command]
         self._launches += 1
         cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
                                self.limits.sandbox_memory_bytes, self.limits.processes + 8)
