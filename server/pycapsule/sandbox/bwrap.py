@@ -26,8 +26,16 @@ from typing import Any
 
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.cgroup import PREFIX as CGROUP_PREFIX
+from pycapsule.sandbox.cgroup import SandboxCgroup
 from pycapsule.sandbox.cgroup import create as create_cgroup
 from pycapsule.sandbox.host_python import clean_import_path, covering_dirs, interpreter, interpreter_dirs
+from pycapsule.sandbox.job_limits import (
+    MemoryWatchdog,
+    scope_cgroup,
+    scope_environment,
+    user_scope_prefix,
+    user_scope_works,
+)
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.local_process import ProcessTransport
 from pycapsule.sandbox.protocol import BOOTSTRAP, Transport
@@ -120,6 +128,8 @@ class BwrapSandbox(WarmSandbox):
         self.as_root = os.geteuid() == 0 and self.launch_as is None
         self.foreign_uid = self.as_root or self.launch_as is not None
         self._launches = 0
+        self.whole_job_limit = "cgroup" if self.as_root else "watchdog"
+        """How the whole sandbox's memory is capped (see job_limits.py); set at each launch."""
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
 
     def start_failure_hint(self, reason: str) -> str:
@@ -191,17 +201,36 @@ class BwrapSandbox(WarmSandbox):
             command = ["setpriv", f"--reuid={self.launch_as.pw_uid}", f"--regid={self.launch_as.pw_gid}",
                        "--init-groups", "--", *command]
         self._launches += 1
-        cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
-                               self.limits.sandbox_memory_bytes, self.limits.processes + 8)
+        cgroup = None
+        if self.as_root:
+            cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
+                                   self.limits.sandbox_memory_bytes, self.limits.processes + 8)
         if cgroup is not None:
             # The shell joins the cgroup, then becomes bwrap: everything in the sandbox starts inside it.
             command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--", *command]
+        scope = cgroup is None and self.launch_as is None and user_scope_works()
+        if scope:
+            command = [*user_scope_prefix(self.limits.sandbox_memory_bytes, self.limits.processes + 8),
+                       *command]
+        watchdog = MemoryWatchdog(self.limits.sandbox_memory_bytes) if cgroup is None and not scope else None
+        self.whole_job_limit = "cgroup" if cgroup is not None else "user-scope" if scope else "watchdog"
+        scope_cgroups: list[SandboxCgroup | None] = []
+
+        def scope_oom_kills() -> int | None:
+            if not scope_cgroups:
+                scope_cgroups.append(scope_cgroup(transport.process.pid))
+            return scope_cgroups[0].oom_kills() if scope_cgroups[0] is not None else None
+
+        on_kill = cgroup.remove if cgroup is not None else watchdog.stop if watchdog is not None else None
+        oom_kills = (cgroup.oom_kills if cgroup is not None else watchdog.kills if watchdog is not None
+                     else scope_oom_kills)
         try:
-            transport = ProcessTransport(command, env={"PATH": os.defpath},
+            transport = ProcessTransport(command, env=scope_environment() if scope else {"PATH": os.defpath},
                                          pass_fds=() if seccomp_fd is None else (seccomp_fd,),
-                                         on_kill=cgroup.remove if cgroup is not None else None,
-                                         oom_kills=cgroup.oom_kills if cgroup is not None else None)
+                                         on_kill=on_kill, oom_kills=oom_kills)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
+        if watchdog is not None:
+            watchdog.start(transport.process.pid)
         return transport, init
