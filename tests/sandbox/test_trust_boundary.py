@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pycapsule.sandbox.api import Sandbox
+from pycapsule.sandbox.docker import PROJECT_DIR as DOCKER_PROJECT_DIR
 from pycapsule.sandbox.limits import DEFAULT_LIMITS
 
 from .conftest import CONTAINED, run
@@ -51,10 +52,12 @@ def test_a_unix_socket_inside_the_project_cannot_be_reached(sandbox: Sandbox, tm
     try:
         with unix_server(project) as (path, accepted):
             result = run(sandbox, f"""
-import socket
+import os, socket
+# the project is at its host path (bwrap) or at {DOCKER_PROJECT_DIR} (docker)
+[path] = [p for p in ({str(path)!r}, "{DOCKER_PROJECT_DIR}/api.sock") if os.path.exists(p)]
 try:
     client = socket.socket(socket.AF_UNIX)
-    client.connect({str(path)!r})
+    client.connect(path)
     print("CONNECTED")
 except OSError as error:
     print("REFUSED", type(error).__name__)

@@ -100,12 +100,12 @@ def filter_program(machine: str | None = None) -> bytes | None:
 
 # Run as `python3 -I -c LOADER HEX_FILTER PYTHON ARGS...`: installs the filter (no-new-privs first,
 # so no privilege is needed), then execs the real command, which inherits the filter for good.
-LOADER = (
-    "import ctypes,os,sys\n"
-    "p=bytes.fromhex(sys.argv[1]);libc=ctypes.CDLL(None,use_errno=True)\n"
-    "class F(ctypes.Structure):_fields_=[('len',ctypes.c_ushort),('filter',ctypes.c_char_p)]\n"
-    "f=F(len(p)//8,p)\n"
-    "if libc.prctl(38,1,0,0,0)!=0 or libc.prctl(22,2,ctypes.byref(f),0,0)!=0:\n"
-    " sys.exit('pycapsule: the seccomp filter could not be installed: '+os.strerror(ctypes.get_errno()))\n"
-    "os.execv(sys.argv[2],sys.argv[2:])\n"
+LOADER = (  # one line: it shows in the sandbox's process list
+    "import ctypes,os,sys;"
+    "p=bytes.fromhex(sys.argv[1]);libc=ctypes.CDLL(None,use_errno=True);"
+    "F=type('F',(ctypes.Structure,),{'_fields_':[('len',ctypes.c_ushort),('filter',ctypes.c_char_p)]});"
+    "f=F(len(p)//8,p);"
+    "(libc.prctl(38,1,0,0,0)==0 and libc.prctl(22,2,ctypes.byref(f),0,0)==0) or sys.exit("
+    "'pycapsule: the seccomp filter could not be installed: '+os.strerror(ctypes.get_errno()));"
+    "os.execv(sys.argv[2],sys.argv[2:])"
 )
