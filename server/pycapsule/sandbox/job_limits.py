@@ -131,3 +131,12 @@ class MemoryWatchdog:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+DESCRIPTIONS = {
+    "cgroup": "a cgroup of its own caps memory and processes of the whole sandbox (kernel-enforced)",
+    "user-scope": "a systemd user scope caps memory and processes of the whole sandbox (kernel-enforced)",
+    "watchdog": "no cgroup here: the host samples the whole sandbox's memory every "
+                f"{int(WATCH_INTERVAL * 1000)} ms and kills its largest process over the limit; "
+                "processes are capped per uid (RLIMIT_NPROC)",
+}
