@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from pycapsule.config import DEFAULTS, load_settings, project_root, shared_folder
+from pycapsule.config import DEFAULTS, USER_ONLY_KEYS, load_settings, project_root, shared_folder, snake_case
 
 SECRET = "sk-very-secret-key"
 
@@ -168,3 +169,12 @@ def test_a_marker_in_a_shared_folder_does_not_make_it_a_root(tmp_path: Path) -> 
     drop.chmod(0o1777)
     assert project_root(drop / "x.py") is None
     assert project_root(drop / "sub" / "x.py") == drop / "sub"  # a loose file's own, private folder
+
+
+def test_vscode_takes_the_trusted_keys_from_user_settings_only() -> None:
+    """VS Code ignores a "machine"-scoped setting in a workspace's .vscode/settings.json."""
+    manifest = Path(__file__).parents[2] / "vscode-client" / "package.json"
+    properties = json.loads(manifest.read_text())["contributes"]["configuration"]["properties"]
+    machine_only = {snake_case(name.removeprefix("pycapsule.")) for name, spec in properties.items()
+                    if spec.get("scope") == "machine"}
+    assert machine_only == USER_ONLY_KEYS
