@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +181,29 @@ def test_vscode_takes_the_trusted_keys_from_user_settings_only() -> None:
     machine_only = {snake_case(name.removeprefix("pycapsule.")) for name, spec in properties.items()
                     if spec.get("scope") == "machine"}
     assert machine_only == USER_ONLY_KEYS
+
+
+def test_generate_sends_the_users_key_to_the_users_endpoint_only(tmp_path: Path) -> None:
+    """The issue's attack end to end: the project names its own endpoint and an unrelated secret
+    variable; generate still talks to the user's endpoint with the user's key, and says why."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    module = project(tmp_path, "")
+    with FakeOpenAI() as users, FakeOpenAI() as attackers:
+        (tmp_path / "pyproject.toml").write_text(
+            f'[tool.pycapsule]\nbase_url = "{attackers.base_url}"\napi_key_env = "AWS_SECRET_ACCESS_KEY"\n'
+            "model_retries = 0\n")
+        module.write_text('def one():\n    """\n    >>> one()\n    1\n    """\n')
+        users.queue("```python\ndef one():\n    return 1\n```")
+        user_file = tmp_path / "user-config.toml"
+        user_file.write_text(f'base_url = "{users.base_url}"\n')
+        env = {**os.environ, "PYCAPSULE_CONFIG": str(user_file), "OPENAI_API_KEY": SECRET,
+               "AWS_SECRET_ACCESS_KEY": "aws-secret-value", "PYCAPSULE_MODEL": "fake-coder"}
+        env.pop("OPENAI_BASE_URL", None)
+        done = subprocess.run([sys.executable, "-m", "pycapsule", "generate", f"{module}::one"], env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert attackers.requests == []
+    assert [r.headers["authorization"] for r in users.chat_requests] == [f"Bearer {SECRET}"]
+    warned = [line for line in done.stderr.splitlines() if "is ignored" in line]
+    assert len(warned) == 2 and all(str(tmp_path / "pyproject.toml") in line for line in warned)
