@@ -5,7 +5,6 @@ the same warm sandbox must still run a normal job (see conftest)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import platform
 import socket
 import threading
@@ -87,12 +86,19 @@ for path in [{str(secret)!r}, "/etc/shadow", "/root/.bash_history", "/root/.ssh/
     assert len(lines) == 4 and all(line in ("FileNotFoundError", "PermissionError") for line in lines), lines
 
 
-def test_the_users_home_is_not_readable(sandbox: Sandbox) -> None:
-    home = Path.home()
-    canary = home / f".pycapsule-home-canary-{os.getpid()}"
+@pytest.mark.parametrize("given_as_project_root", [False, True])
+def test_the_users_home_is_not_readable(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given_as_project_root: bool
+) -> None:
+    # A home anyone may read, as many are: only the sandbox (and, given as the project root, the
+    # shared-folder rule) keeps it out, not its permissions.
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    monkeypatch.setenv("HOME", str(home))
+    canary = home / ".pycapsule-home-canary"
     canary.write_text("HOME-CANARY")
-    try:
-        result = run(sandbox, f"""
+    canary.chmod(0o644)
+    result = run(sandbox, f"""
 import os
 try:
     print(open({str(canary)!r}).read())
@@ -102,12 +108,12 @@ try:
     print(sorted(os.listdir({str(home)!r})))
 except OSError as error:
     print(type(error).__name__)
-""")
-    finally:
-        canary.unlink()
+""", project_root=home if given_as_project_root else None)
     assert "HOME-CANARY" not in result.stdout
     assert canary.name not in result.stdout
     assert result.stdout.splitlines()[0] in ("FileNotFoundError", "PermissionError")
+    if given_as_project_root:
+        assert any("shared folder" in warning for warning in result.warnings), result.warnings
 
 
 def test_writing_outside_the_work_dir_fails_and_host_canaries_survive(

@@ -101,24 +101,6 @@ def test_supplementary_groups_are_dropped(sandbox: Sandbox, request: pytest.Fixt
     assert result.stdout.strip() == "[]", result.stdout
 
 
-def test_a_home_folder_as_project_root_shows_nothing_of_home(sandbox: Sandbox) -> None:
-    home = Path.home()
-    canary = home / f".pycapsule-root-canary-{os.getpid()}"
-    canary.write_text("HOME-CANARY")
-    try:
-        result = run(sandbox, f"""
-import os
-try:
-    print(open({str(canary)!r}).read())
-except OSError as error:
-    print(type(error).__name__)
-""", project_root=home)
-    finally:
-        canary.unlink()
-    assert "HOME-CANARY" not in result.stdout
-    assert any("shared folder" in warning for warning in result.warnings), result.warnings
-
-
 def test_tmp_as_project_root_shows_nothing_of_the_hosts_tmp(sandbox: Sandbox) -> None:
     with tempfile.NamedTemporaryFile("w", prefix="pycapsule-tmp-canary-", dir="/tmp") as canary:
         canary.write("TMP-CANARY")
