@@ -10,12 +10,15 @@ and unprivileged. Its tests get a `tmp_path` that account can read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +113,22 @@ def tmp_path(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     readable.chmod(0o755)
     yield readable
     shutil.rmtree(readable, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def accepting(server: socket.socket) -> Iterator[list[object]]:
+    """Accept on a listening `server` while the block runs; the list collects what it accepted."""
+    server.settimeout(0.5)
+    accepted: list[object] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            accepted.append(server.accept())
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    try:
+        yield accepted
+    finally:
+        thread.join()
+        server.close()

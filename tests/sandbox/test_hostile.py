@@ -4,10 +4,8 @@ the same warm sandbox must still run a normal job (see conftest)."""
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -16,24 +14,16 @@ from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.limits import DEFAULT_LIMITS
 from pycapsule.sandbox.seccomp import ARCHES
 
-from .conftest import CONTAINED, run
+from .conftest import CONTAINED, accepting, run
 
 pytestmark = pytest.mark.parametrize("sandbox", CONTAINED, indirect=True)
 
 
 def test_network_to_a_host_loopback_server_is_refused(sandbox: Sandbox) -> None:
     server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.5)
     port = server.getsockname()[1]
-    accepted: list[object] = []
-
-    def accept() -> None:
-        with contextlib.suppress(OSError):
-            accepted.append(server.accept())
-
-    thread = threading.Thread(target=accept)
-    thread.start()
-    result = run(sandbox, f"""
+    with accepting(server) as accepted:
+        result = run(sandbox, f"""
 import socket
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=3)
@@ -41,8 +31,6 @@ try:
 except OSError as error:
     print("BLOCKED", error.errno)
 """)
-    thread.join()
-    server.close()
     assert result.status == "ok", result.detail
     assert result.stdout.startswith("BLOCKED"), result.stdout
     assert accepted == []

@@ -4,11 +4,9 @@ against bwrap as root, bwrap as an ordinary user and docker."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -16,33 +14,9 @@ from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.docker import PROJECT_DIR as DOCKER_PROJECT_DIR
 from pycapsule.sandbox.limits import DEFAULT_LIMITS
 
-from .conftest import CONTAINED, run
+from .conftest import CONTAINED, accepting, run
 
 pytestmark = pytest.mark.parametrize("sandbox", CONTAINED, indirect=True)
-
-
-@contextlib.contextmanager
-def unix_server(folder: Path) -> tuple[Path, list[object]]:
-    """A listening AF_UNIX socket file in `folder`; the list collects what it accepted."""
-    path = folder / "api.sock"
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    path.chmod(0o777)  # whoever the sandbox runs as, only the sandbox may stop it
-    server.listen()
-    server.settimeout(0.5)
-    accepted: list[object] = []
-
-    def accept() -> None:
-        with contextlib.suppress(OSError):
-            accepted.append(server.accept())
-
-    thread = threading.Thread(target=accept)
-    thread.start()
-    try:
-        yield path, accepted
-    finally:
-        thread.join()
-        server.close()
 
 
 def test_a_unix_socket_inside_the_project_cannot_be_reached(sandbox: Sandbox, tmp_path: Path) -> None:
@@ -50,7 +24,12 @@ def test_a_unix_socket_inside_the_project_cannot_be_reached(sandbox: Sandbox, tm
     project = Path(tempfile.mkdtemp(prefix="pc-", dir="/var/tmp"))
     project.chmod(0o755)
     try:
-        with unix_server(project) as (path, accepted):
+        path = project / "api.sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen()
+        path.chmod(0o777)  # whoever the sandbox runs as, only the sandbox may stop it
+        with accepting(server) as accepted:
             result = run(sandbox, f"""
 import os, socket
 # the project is at its host path (bwrap) or at {DOCKER_PROJECT_DIR} (docker)
