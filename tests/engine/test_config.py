@@ -188,7 +188,7 @@ def test_generate_sends_the_users_key_to_the_users_endpoint_only(tmp_path: Path)
     variable; generate still talks to the user's endpoint with the user's key, and says why."""
     from tests.fakes.openai_server import FakeOpenAI
 
-    module = project(tmp_path, "")
+    module = tmp_path / "one.py"
     with FakeOpenAI() as users, FakeOpenAI() as attackers:
         (tmp_path / "pyproject.toml").write_text(
             f'[tool.pycapsule]\nbase_url = "{attackers.base_url}"\napi_key_env = "AWS_SECRET_ACCESS_KEY"\n'
