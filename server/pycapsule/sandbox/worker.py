@@ -787,20 +787,21 @@ def kill_strays(config):
 
 
 def snapshot(directories):
-    """Every path below the writable directories as the sandbox started (bind-mount parents live here),
-    with its permission bits, so a job that changed them can be undone."""
+    """Every path below the writable directories as the sandbox started (bind-mount parents live here):
+    path -> permission bits for a directory the clean-up searches (so a job's chmod can be undone),
+    None for a file or a mount point (searching those is never needed: only the job's additions go)."""
     found = {}
     for top in directories:
         with contextlib.suppress(OSError):
             found[top] = os.lstat(top).st_mode
         for root, dirs, files in os.walk(top):
-            # Mount points (the project's read-only bind, e.g. under /tmp) are part of the starting
-            # state: record them, but do not descend into them.
-            for name in dirs + files:
+            found.update((os.path.join(root, name), None) for name in files)
+            for name in dirs:
                 path = os.path.join(root, name)
-                with contextlib.suppress(OSError):
-                    found[path] = os.lstat(path).st_mode
-            dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(root, d))]
+                # Mount points (the project's read-only bind, e.g. under /tmp) are part of the starting
+                # state: record them, but do not descend into them.
+                found[path] = None if os.path.ismount(path) else os.lstat(path).st_mode
+            dirs[:] = [d for d in dirs if found[os.path.join(root, d)] is not None]
     return found
 
 
@@ -821,11 +822,8 @@ def remove(target):
     return not os.path.lexists(target)
 
 
-def restore_mode(path, baseline):
+def restore_mode(path, mode):
     """Put back the permission bits a job changed on a directory that was there from the start."""
-    mode = baseline.get(path) if isinstance(baseline, dict) else None
-    if mode is None:
-        return True
     try:
         if os.lstat(path).st_mode != mode:
             os.chmod(path, mode & 0o7777)
@@ -839,10 +837,10 @@ def restore_directories(directories, baseline):
     True when all of it is gone. Only directories that were there at the start are searched: anything
     new goes as a whole."""
     clean = True
-    todo = list(directories)
+    todo = [d for d in directories if baseline.get(d) is not None]
     while todo:
         directory = todo.pop()
-        clean = restore_mode(directory, baseline) and clean
+        clean = restore_mode(directory, baseline[directory]) and clean
         try:
             entries = list(os.scandir(directory))
         except OSError:
@@ -851,10 +849,8 @@ def restore_directories(directories, baseline):
         for entry in entries:
             if entry.path not in baseline:
                 clean = (not os.path.ismount(entry.path) and remove(entry.path)) and clean
-            elif entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+            elif baseline[entry.path] is not None and entry.is_dir(follow_symlinks=False):
                 todo.append(entry.path)
-            elif not os.path.ismount(entry.path):
-                clean = restore_mode(entry.path, baseline) and clean
     return clean
 
 
@@ -862,15 +858,23 @@ SYSV_IPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 IPC_RMID = 0
 
 
+def c_library(loaded=[]):  # noqa: B006 (a cache: loaded once per worker)
+    if not loaded:
+        try:
+            import ctypes
+
+            loaded.append(ctypes.CDLL(None, use_errno=True))
+        except Exception:
+            loaded.append(None)
+    return loaded[0]
+
+
 def remove_ipc_objects():
     """Delete every SysV shared-memory segment, message queue and semaphore set of this IPC
     namespace (a private one: only the sandbox's jobs made them); True when none is left.
     POSIX shared memory and message queues are files in /dev/shm and /dev/mqueue (clean dirs)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-    except Exception:
+    libc = c_library()
+    if libc is None:
         return False
     clean = True
     for kind, call in SYSV_IPC:
