@@ -46,12 +46,13 @@ def trivial_job_passes(sandbox: Sandbox) -> RunResult:
 
 def python_for(user: pwd.struct_passwd) -> str:
     """This interpreter when `user` can run it (a Python under /root cannot be), else the system's."""
-    # through a shell: setpriv itself may still hold root's capabilities while it looks the path up
-    probe = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups", "--",
-             "/bin/sh", "-c", 'test -x "$0"', sys.executable]
-    if subprocess.run(probe, capture_output=True, env={"PATH": os.defpath}).returncode == 0:
-        return sys.executable
-    return "/usr/bin/python3"
+    for python in (sys.executable, "/usr/bin/python3"):
+        # through a shell: setpriv itself may still hold root's capabilities while it looks the path up
+        probe = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups", "--",
+                 "/bin/sh", "-c", 'test -x "$0"', python]
+        if subprocess.run(probe, capture_output=True, env={"PATH": os.defpath}).returncode == 0:
+            return python
+    raise SandboxUnavailable(f"{user.pw_name} can run neither {sys.executable} nor /usr/bin/python3")
 
 
 def open_as_ordinary_user() -> Sandbox:
