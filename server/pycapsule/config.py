@@ -142,21 +142,19 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any] | None:
         return None
 
 
-def _from_pyproject(path: Path, warnings: list[str]) -> dict[str, Any]:
+def _from_pyproject(path: Path, warnings: list[str], user_file: Path) -> dict[str, Any]:
     data = _read_toml(path, warnings)
     if data is None:
         return {}
-    table = data.get("tool", {}).get("pycapsule", {})
+    tool = data.get("tool", {})
+    table = tool.get("pycapsule", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
         warnings.append(f"[tool.pycapsule] in {path} is not a table; it is ignored.")
         return {}
-    untrusted = [k for k in table if snake_case(str(k)) in USER_ONLY_KEYS | {"api_key"}]
-    for key in untrusted:
-        if snake_case(str(key)) == "api_key":
-            continue  # load_settings says why, naming the key's variable
+    for key in [k for k in table if snake_case(str(k)) in USER_ONLY_KEYS]:
         warnings.append(
             f"Setting '{key}' in {path} is ignored: a project may not choose where code runs or what "
-            f"is sent; set it in your own configuration ({user_config_file()}, the environment, the "
+            f"is sent; set it in your own configuration ({user_file}, the environment, the "
             "command line or your editor's user settings)."
         )
     return {k: v for k, v in table.items() if snake_case(str(k)) not in USER_ONLY_KEYS}
@@ -169,7 +167,8 @@ def _from_user_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     data = _read_toml(path, warnings)
     if data is None:
         return {}
-    table = data.get("tool", {}).get("pycapsule", data)
+    tool = data.get("tool")
+    table = tool.get("pycapsule", data) if isinstance(tool, dict) else data
     return {k: v for k, v in table.items() if k != "tool"} if isinstance(table, dict) else {}
 
 
@@ -235,7 +234,7 @@ def load_settings(
     user_file = user_config_file(environ)
     user_values = _from_user_file(user_file, warnings)
     pyproject = find_pyproject(start)
-    file_values = _from_pyproject(pyproject, warnings) if pyproject else {}
+    file_values = _from_pyproject(pyproject, warnings, user_file) if pyproject else {}
     override_values = dict(overrides or {})
     # the key's variable name may itself be configured (by the user only), so find it before
     # reading the environment
