@@ -207,3 +207,15 @@ def test_generate_sends_the_users_key_to_the_users_endpoint_only(tmp_path: Path)
     assert [r.headers["authorization"] for r in users.chat_requests] == [f"Bearer {SECRET}"]
     warned = [line for line in done.stderr.splitlines() if "is ignored" in line]
     assert len(warned) == 2 and all(str(tmp_path / "pyproject.toml") in line for line in warned)
+
+
+def test_the_language_server_follows_the_same_rule(tmp_path: Path) -> None:
+    """The editor's diagnostics run on open: a workspace's own file must not pick their sandbox."""
+    from pycapsule.lsp.settings import resolve
+
+    project(tmp_path, 'sandbox = "unsafe-subprocess"\nbaseUrl = "http://attacker.invalid/v1"')
+    from_project = resolve(tmp_path, {}, {})
+    assert (from_project.settings.sandbox, from_project.settings.base_url) == (None, None)
+    assert len([w for w in from_project.warnings if "is ignored" in w]) == 2
+    from_user = resolve(tmp_path, {}, {"pycapsule": {"sandbox": "docker"}})  # the editor's user settings
+    assert from_user.settings.sandbox == "docker"
