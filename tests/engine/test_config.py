@@ -217,5 +217,5 @@ def test_the_language_server_follows_the_same_rule(tmp_path: Path) -> None:
     from_project = resolve(tmp_path, {}, {})
     assert (from_project.settings.sandbox, from_project.settings.base_url) == (None, None)
     assert len([w for w in from_project.warnings if "is ignored" in w]) == 2
-    from_user = resolve(tmp_path, {}, {"pycapsule": {"sandbox": "docker"}})  # the editor's user settings
+    from_user = resolve(tmp_path, {}, {"sandbox": "docker"})  # from the editor's user settings
     assert from_user.settings.sandbox == "docker"
