@@ -266,8 +266,8 @@ class WarmSandbox(ABC):
             return RunResult(status="crashed", detail=problem, warnings=warnings)
         root = private_root(job.project_root) if job.project_root else self.project_root
         if job.project_root and root is None:
-            warnings += (f"{job.project_root} is a shared folder (like $HOME or /tmp): the sandbox shows "
-                         "none of it, so the job cannot import from it",)
+            warnings += (f"{job.project_root} is a shared folder, so the sandbox shows none of it: the "
+                         "module cannot import its neighbours there (put it in a project folder)",)
         warnings += self.root_warnings(root)
         started = time.monotonic()
         try:
