@@ -191,7 +191,15 @@ class BwrapSandbox(WarmSandbox):
             # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
             uid = self.launch_as.pw_uid if self.launch_as is not None else None
             limits["processes"] = user_process_count(uid) + self.limits.processes
-        program = filter_program()
+        self._launches += 1
+        cgroup = None
+        if self.as_root:
+            cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
+                                   self.limits.sandbox_memory_bytes, self.limits.processes + 8)
+        scope = cgroup is None and self.launch_as is None and user_scope_works()
+        watchdog = MemoryWatchdog(self.limits.sandbox_memory_bytes) if cgroup is None and not scope else None
+        self.whole_job_limit = "cgroup" if cgroup is not None else "user-scope" if scope else "watchdog"
+        program = filter_program(refuse_sysv_queues_and_shm=watchdog is not None)
         seccomp_fd = None
         if program is not None:
             seccomp_fd, write_end = os.pipe()
@@ -201,20 +209,12 @@ class BwrapSandbox(WarmSandbox):
         if self.launch_as is not None:
             command = ["setpriv", f"--reuid={self.launch_as.pw_uid}", f"--regid={self.launch_as.pw_gid}",
                        "--init-groups", "--", *command]
-        self._launches += 1
-        cgroup = None
-        if self.as_root:
-            cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
-                                   self.limits.sandbox_memory_bytes, self.limits.processes + 8)
         if cgroup is not None:
             # The shell joins the cgroup, then becomes bwrap: everything in the sandbox starts inside it.
             command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--", *command]
-        scope = cgroup is None and self.launch_as is None and user_scope_works()
         if scope:
             command = [*user_scope_prefix(self.limits.sandbox_memory_bytes, self.limits.processes + 8),
                        *command]
-        watchdog = MemoryWatchdog(self.limits.sandbox_memory_bytes) if cgroup is None and not scope else None
-        self.whole_job_limit = "cgroup" if cgroup is not None else "user-scope" if scope else "watchdog"
         scope_cgroups: list[SandboxCgroup | None] = []
 
         def scope_oom_kills() -> int | None:

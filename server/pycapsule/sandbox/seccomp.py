@@ -10,6 +10,10 @@ AF_UNIX (a read-only bind does not stop connect() to a socket file, e.g. the Doc
 AF_NETLINK, AF_PACKET and AF_VSOCK. `socketpair()` is another syscall and stays usable (asyncio,
 multiprocessing pipes). The docker backend installs this same filter at the worker's start
 (`LOADER`), on top of Docker's own profile.
+
+With `refuse_sysv_queues_and_shm` (bwrap under the memory watchdog, where no cgroup counts them), it
+refuses SysV shared memory and message queues too: their memory belongs to no process, so sampling
+processes cannot see it (POSIX shared memory lives in the capped /dev/shm and stays usable).
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ X32_SYSCALL_BIT = 0x40000000
 ARCHES = {
     "x86_64": {
         "audit": 0xC000003E, "unshare": 272, "clone": 56, "clone3": 435, "socket": 41,
+        "sysv": {"shmget": 29, "msgget": 68},
         "refused": {"keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321,
                     "perf_event_open": 298, "userfaultfd": 323,
                     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
     },
     "aarch64": {
         "audit": 0xC00000B7, "unshare": 97, "clone": 220, "clone3": 435, "socket": 198,
+        "sysv": {"shmget": 194, "msgget": 186},
         "refused": {"keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280,
                     "perf_event_open": 241, "userfaultfd": 282,
                     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427},
@@ -63,7 +69,7 @@ class Assembler:
         return bytes(out)
 
 
-def filter_program(machine: str | None = None) -> bytes | None:
+def filter_program(machine: str | None = None, *, refuse_sysv_queues_and_shm: bool = False) -> bytes | None:
     """The filter for this machine's architecture, or None where we do not know its syscall numbers."""
     arch = ARCHES.get(machine or platform.machine())
     if arch is None:
@@ -79,7 +85,8 @@ def filter_program(machine: str | None = None) -> bytes | None:
     bpf.op(JEQ, arch["clone"], "flags", 0)
     bpf.op(JEQ, arch["clone3"], "enosys", 0)
     bpf.op(JEQ, arch["socket"], "family", 0)
-    for number in arch["refused"].values():
+    refused = [*arch["refused"].values(), *(arch["sysv"].values() if refuse_sysv_queues_and_shm else ())]
+    for number in refused:
         bpf.op(JEQ, number, "eperm", 0)
     bpf.op(RET, RET_ALLOW)
     bpf.label("flags")
