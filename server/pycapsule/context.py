@@ -41,8 +41,8 @@ _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _JEDI_LOCK = threading.Lock()
 """jedi keeps process-wide caches; generations run in worker threads, so one lookup at a time."""
-DEFAULT_BUDGET_CHARS = 6000
-"""About 1,500 tokens (code runs ~4 characters a token)."""
+DEFAULT_BUDGET_CHARS = 4000
+"""About 1,000 tokens (code runs ~4 characters a token)."""
 INIT_LINES_SHOWN = 15
 """A class's __init__ is shown whole up to this many lines: it tells which attributes exist."""
 TABLE_LINES_SHOWN = 30
@@ -192,7 +192,7 @@ class _ModuleView:
             if isinstance(item, _Function):
                 if _first_line(item) == self.target_line:
                     continue
-                parts.append(_method(lines, item, full_init=True, with_doc=not compact))
+                parts.append(_method(lines, item, own_class=True, with_doc=not compact))
             elif isinstance(item, ast.Assign | ast.AnnAssign):
                 text = _constant(lines, item, TABLE_LINES_SHOWN // 3 if compact else TABLE_LINES_SHOWN)
                 parts.append(_indented(text, lines, item))
@@ -285,19 +285,19 @@ def _class_summary(lines: SourceLines, node: ast.ClassDef) -> str:
         elif isinstance(item, _Function):
             if item.name.startswith("_") and item.name != "__init__":
                 continue
-            parts.append(_method(lines, item, full_init=False, with_doc=True))
+            parts.append(_method(lines, item, own_class=False, with_doc=True))
     return "\n".join(parts)
 
 
-def _method(lines: SourceLines, item: _Function, full_init: bool, with_doc: bool) -> str:
+def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool) -> str:
     indent = _indent_of(lines, item)
     length = (item.end_lineno or item.lineno) - item.lineno + 1
-    if full_init and item.name == "__init__" and length <= INIT_LINES_SHOWN:
+    if own_class and item.name == "__init__" and length <= INIT_LINES_SHOWN:
         text = _segment(lines, item)
         return "\n".join("    " + line.removeprefix(indent) for line in text.split("\n"))
     summary = _function_summary(lines, item, indent, with_doc)
     summary = "\n".join("    " + line for line in summary.split("\n"))
-    if item.name == "__init__":
+    if own_class or item.name == "__init__":
         attributes = _attributes_set(item)
         if attributes:
             summary += "\n        # sets " + ", ".join(attributes)
