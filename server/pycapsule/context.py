@@ -362,28 +362,25 @@ def _names_in(tree: ast.AST) -> Iterator[str]:
 
 
 def _is_project_module(path: Path | None, statement: ast.ImportFrom) -> bool:
-    """A relative import, or an absolute one of a module under the file's folder or its source root."""
+    """A relative import, or an absolute one of a module the project's import paths hold."""
     if path is None:
         return False
     if statement.level:
         return True
     parts = (statement.module or "").split(".")
-    for root in _import_roots(Path(path)):
-        base = root.joinpath(*parts)
+    for folder in _import_paths(Path(path)):
+        base = folder.joinpath(*parts)
         if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
             return True
     return False
 
 
-def _import_roots(path: Path) -> list[Path]:
-    """The file's own folder, and the folder above its package chain (where `import package` works)."""
-    folder = path.parent
-    roots = [folder]
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        folder = folder.parent
-    if folder != roots[0]:
-        roots.append(folder)
-    return roots
+def _import_paths(path: Path) -> tuple[Path, ...]:
+    """The folders the project's own imports resolve from, as check and generate import the module."""
+    from pycapsule.config import project_root
+    from pycapsule.project import module_import
+
+    return module_import(path, project_root(path) or path.parent).import_paths
 
 
 def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str | None:
@@ -403,7 +400,8 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
     path = Path(capsule.path)
     try:
         with _JEDI_LOCK:
-            project = jedi.Project(_import_roots(path)[-1])
+            folders = _import_paths(path)
+            project = jedi.Project(folders[0], added_sys_path=[str(folder) for folder in folders[1:]])
             script = jedi.Script(capsule.module_source, path=path, project=project)
             found_names = script.goto(row, column, follow_imports=True)
             return _describe(found_names, name)

@@ -178,8 +178,12 @@ def test_a_function_that_needs_a_module_table_sees_it_whole(package: Path) -> No
     assert "Not for the model" not in context  # a string no code names is a note, not a table
 
 
-def test_a_function_that_needs_a_module_helper_sees_it_and_its_siblings_names(package: Path) -> None:
-    capsule = capsule_by_qualname(NOUNS, "plural", package / "nouns.py")
+@pytest.mark.parametrize("import_line", ["from .text import normalise", "from english.text import normalise"])
+def test_a_function_that_needs_a_module_helper_sees_it_and_its_siblings_names(
+        package: Path, import_line: str) -> None:
+    (package.parent.parent / "pyproject.toml").write_text("[project]\nname = 'english'\n")  # a src/ layout
+    source = NOUNS.replace("from .text import normalise", import_line)
+    capsule = capsule_by_qualname(source, "plural", package / "nouns.py")
     context = module_context(capsule)
     assert (
         'def _takes_es(word: str) -> bool:\n    """True when the plural of `word` ends in -es."""\n'
