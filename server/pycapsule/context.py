@@ -49,7 +49,10 @@ TABLE_LINES_SHOWN = 30
 """A constant spread over more lines (a long table) shows its first lines and how many are left out."""
 JEDI_LOOKUPS = 6
 """Names resolved through jedi per prompt at most: each lookup can take a good part of a second."""
-BODY_NOT_SHOWN = "# (body not shown)"
+SHORT_FUNCTION_LINES = 12
+"""A function this long or shorter is shown whole."""
+BODY_LINES_SHOWN = 3
+"""A longer one shows this many of its first body lines."""
 
 
 @dataclass
@@ -253,17 +256,38 @@ def _first_doc_line(node: ast.AST) -> str | None:
     return first or None
 
 
-def _function_summary(lines: SourceLines, node: _Function, indent: str, with_doc: bool = True) -> str:
-    """Decorators and def line(s), the first docstring line, and a comment where the body is."""
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+def _function_summary(lines: SourceLines, node: _Function, indent: str, excerpt: bool = True,
+                      with_doc: bool = True) -> str:
+    """A short function whole; a longer one as its decorators and def line(s), the first line of its
+    docstring and its first body lines, then a comment saying how many lines are left out.
+
+    Never an empty `...` body: a small model takes such a stub for the function it has to write and
+    completes it instead of the target; nor a comment standing for the whole body, which the 0.5B
+    model copied as the target's body (HumanEval/38 and /50). Without `excerpt` (another class's
+    methods), no body lines at all; without `with_doc`, no docstring line."""
+    first = _first_line(node)
+    last = node.end_lineno or node.lineno
+    if last - first + 1 <= SHORT_FUNCTION_LINES and excerpt and with_doc:
+        text = lines.text[lines.start(first) : lines.content_end(last)].replace("\r\n", "\n")
+        return "\n".join(line.removeprefix(indent) for line in text.split("\n"))
     end = header_colon_end(lines, node, node.body[0])
     header = lines.text[lines.start(first) : end].replace("\r\n", "\n")
     header = "\n".join(line.removeprefix(indent) for line in header.split("\n"))
+    parts = [header]
+    doc_node = docstring_node(node)
     doc = _first_doc_line(node) if with_doc else None
-    inner = "    "
     if doc:
-        return f'{header}\n{inner}"""{doc}"""\n{inner}{BODY_NOT_SHOWN}'
-    return f"{header}\n{inner}{BODY_NOT_SHOWN}"
+        parts.append(f'    """{doc}"""')
+    statements = node.body[1:] if doc_node is not None else node.body
+    body_first = statements[0].lineno if statements else last + 1
+    shown = min(last, body_first + BODY_LINES_SHOWN - 1) if excerpt and with_doc else body_first - 1
+    body_indent = _indent_of(lines, statements[0]) if statements else indent + "    "
+    for number in range(body_first, shown + 1):
+        parts.append("    " + lines.line_text(number).removeprefix(body_indent))
+    left_out = last - shown
+    if left_out > 0:
+        parts.append(f"    # ... {left_out} more line{'s' if left_out > 1 else ''} ...")
+    return "\n".join(parts)
 
 
 def _class_head(lines: SourceLines, node: ast.ClassDef) -> str:
@@ -285,19 +309,21 @@ def _class_summary(lines: SourceLines, node: ast.ClassDef) -> str:
         elif isinstance(item, _Function):
             if item.name.startswith("_") and item.name != "__init__":
                 continue
-            parts.append(_method(lines, item, own_class=False, with_doc=True))
+            parts.append(_method(lines, item, own_class=False))
     return "\n".join(parts)
 
 
-def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool) -> str:
+def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool = True) -> str:
     indent = _indent_of(lines, item)
     length = (item.end_lineno or item.lineno) - item.lineno + 1
     if own_class and item.name == "__init__" and length <= INIT_LINES_SHOWN:
         text = _segment(lines, item)
         return "\n".join("    " + line.removeprefix(indent) for line in text.split("\n"))
-    summary = _function_summary(lines, item, indent, with_doc)
+    summary = _function_summary(lines, item, indent, excerpt=own_class, with_doc=with_doc)
     summary = "\n".join("    " + line for line in summary.split("\n"))
-    if own_class or item.name == "__init__":
+    length = (item.end_lineno or item.lineno) - _first_line(item) + 1
+    shown_whole = own_class and with_doc and length <= SHORT_FUNCTION_LINES
+    if (own_class or item.name == "__init__") and not shown_whole:
         attributes = _attributes_set(item)
         if attributes:
             summary += "\n        # sets " + ", ".join(attributes)
@@ -410,22 +436,26 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
 
 
 def _describe(found_names: list, name: str) -> str | None:
-    """A found definition as '# from file.py' + its signature + first docstring line."""
+    """A found definition as '# from file.py' and its summary, read from that file."""
     for definition in found_names:
         if definition.module_path is None:
             continue
-        where = Path(definition.module_path).name
+        path = Path(definition.module_path)
+        where = path.name
         if definition.type == "statement":
             code = definition.get_line_code().strip()
             return f"# from {where}\n{code}" if code else None
-        signatures = [signature.to_string() for signature in definition.get_signatures()]
-        if definition.type == "class":
-            head = f"class {name}:" + (f"  # constructed as {signatures[0]}" if signatures else "")
-        else:
-            head = f"def {signatures[0]}:" if signatures else f"def {name}(...):"
-        doc = definition.docstring(raw=True).strip().split("\n", 1)[0].strip()
-        body = f'    """{doc}"""\n    {BODY_NOT_SHOWN}' if doc else f"    {BODY_NOT_SHOWN}"
-        return f"# from {where}\n{head}\n{body}"
+        try:
+            source = path.read_text(encoding="utf-8")
+            module = ast.parse(source)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            return None
+        lines = SourceLines(source)
+        for node in module.body:
+            if isinstance(node, _Definition) and node.name == definition.name:
+                text = _class_summary(lines, node) if isinstance(node, ast.ClassDef) \
+                    else _function_summary(lines, node, "")
+                return f"# from {where}\n{text}"
     return None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pycapsule.capsule import capsule_by_qualname
-from pycapsule.context import BODY_NOT_SHOWN, module_context
+from pycapsule.context import module_context
 from pycapsule.programmer import generate_messages
 
 MODULE = '''import math
@@ -130,6 +130,22 @@ class Account:
         if amount > self.LIMIT:
             raise ValueError("too much")
 
+    def _audit(self, entries):
+        total = 0
+        for entry in entries:
+            total += entry
+        total += 0
+        total += 1
+        total += 2
+        total += 3
+        total += 4
+        total += 5
+        total += 6
+        total += 7
+        self.audited = True
+        self.audit_total = total
+        return total
+
     @property
     def rich(self) -> bool:
         return self.balance > 100
@@ -187,16 +203,15 @@ def test_a_function_that_needs_a_module_helper_sees_it_and_its_siblings_names(
     context = module_context(capsule)
     assert (
         'def _takes_es(word: str) -> bool:\n    """True when the plural of `word` ends in -es."""\n'
-        f"    {BODY_NOT_SHOWN}"
+        "    return word.endswith(SIBILANT_ENDINGS)"
     ) in context
-    # The relative import resolved through jedi to the sibling module's definition.
+    # The import resolved through jedi to the sibling module's definition, read from that file.
     assert (
         '# from text.py\ndef normalise(word: str) -> str:\n'
         '    """The word in lower case, without surrounding spaces."""\n'
-        f"    {BODY_NOT_SHOWN}"
+        "    return word.strip().lower()"
     ) in context
     assert "def singular(word: str) -> str:" in context
-    assert "return word.strip().lower()" not in context  # summaries, not bodies
 
 
 def test_a_neighbour_never_has_a_body_the_model_could_complete(package: Path) -> None:
@@ -207,9 +222,19 @@ def test_a_neighbour_never_has_a_body_the_model_could_complete(package: Path) ->
     for number, line in enumerate(lines):
         assert line.strip() not in ("...", "pass")
         if line.lstrip().startswith("def "):
-            following = lines[number + 1].strip()
-            assert following.startswith('"""') or following == BODY_NOT_SHOWN
+            assert lines[number + 1].startswith(" " * (len(line) - len(line.lstrip()) + 4))
     assert "def plural" not in context
+
+
+def test_a_long_neighbour_shows_its_first_body_lines_and_how_many_are_left_out() -> None:
+    steps = "".join(f"    total += {i}\n" for i in range(20))
+    source = (f'def accumulate(xs):\n    """Add up, slowly."""\n    total = 0\n{steps}    return total\n\n\n'
+              'def mean(xs):\n    """The mean of xs, using accumulate."""\n')
+    context = module_context(capsule_by_qualname(source, "mean"))
+    assert context == (
+        'def accumulate(xs):\n    """Add up, slowly."""\n    total = 0\n    total += 0\n    total += 1\n'
+        "    # ... 19 more lines ..."  # total += 2 to 19, and the return
+    )
 
 
 def test_a_method_sees_its_whole_class_private_methods_and_attributes_included(tmp_path: Path) -> None:
@@ -223,10 +248,12 @@ def test_a_method_sees_its_whole_class_private_methods_and_attributes_included(t
     assert "        self.balance = 0" in own_class
     assert (
         '    def _fee(self) -> int:\n        """The fee the plan takes on each deposit."""\n'
-        f"        {BODY_NOT_SHOWN}"
+        "        return FEES[self.plan]"
     ) in own_class
-    check = f"    def _check(self, amount):\n        {BODY_NOT_SHOWN}\n        # sets self.last_checked"
-    assert check in own_class
+    assert "    def _check(self, amount):\n        self.last_checked = amount\n" in own_class
+    audit = "    def _audit(self, entries):\n        total = 0\n        for entry in entries:\n"
+    assert audit + "            total += entry\n        # ... 11 more lines ...\n" \
+        "        # sets self.audited, self.audit_total" in own_class
     assert "    @property\n    def rich(self) -> bool:" in own_class
     assert "def deposit" not in context  # the target is the task, not a neighbour
     # The table the class's methods use, though the target's docstring never names it.
