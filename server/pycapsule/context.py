@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pycapsule.capsule import Capsule, SourceLines, docstring_node, header_colon_end, parse_module
+from pycapsule.debugging.dependencies import class_path
 from pycapsule.debugging.source_text import dedent_code
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -89,7 +90,7 @@ class _ModuleView:
             for statement in self.imports if isinstance(statement, ast.ImportFrom)
             for alias in statement.names
         }
-        self.owner = _class_path(module, capsule.class_names) if capsule.class_names else None
+        self.owner = class_path(module, capsule.class_names) if capsule.class_names else None
         self.top_name = capsule.qualname.split(".")[0]
         self.target_line = capsule.def_line
         self.jedi_lookups = 0
@@ -200,18 +201,6 @@ class _ModuleView:
                 text = _constant(lines, item, TABLE_LINES_SHOWN // 3 if compact else TABLE_LINES_SHOWN)
                 parts.append(_indented(text, lines, item))
         return "\n".join(parts)
-
-
-def _class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
-    """The class for 'C' / 'Outer.C' (None when a scope on the way is a function)."""
-    scope: list[ast.stmt] = module.body
-    found: ast.ClassDef | None = None
-    for name in names:
-        found = next((s for s in scope if isinstance(s, ast.ClassDef) and s.name == name), None)
-        if found is None:
-            return None
-        scope = found.body
-    return found
 
 
 def _assigned(node: ast.stmt) -> list[str]:

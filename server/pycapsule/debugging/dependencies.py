@@ -206,7 +206,7 @@ def top_level_text(code: str, statement: ast.stmt, newline: str) -> str:
     return text.replace("\n", newline)
 
 
-def _class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
+def class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
     """The user's class for 'C' / 'Outer.C' (None when a scope on the way is a function)."""
     scope: list[ast.stmt] = module.body
     found: ast.ClassDef | None = None
@@ -225,7 +225,7 @@ def _members(statements: list[ast.stmt]) -> dict[str, ast.stmt]:
 def needed_methods(capsule: Capsule, reply: ReplyFunction, module: ast.Module) -> list[_FunctionNode]:
     """Helpers the new body calls on self/cls that the user's class lacks: methods of the reply's class,
     or the reply's top-level functions (a model often writes a helper method as a plain function)."""
-    user_class = _class_path(module, capsule.class_names) if capsule.class_names else None
+    user_class = class_path(module, capsule.class_names) if capsule.class_names else None
     if user_class is None:
         return []
     reply_class = next(
