@@ -116,7 +116,7 @@ class _ModuleView:
         if self.owner is not None:
             text = self._own_class(self.owner, compact=False)
             if len(text) > budget // 2:
-                text = self._own_class(self.owner, compact=True)
+                text = self._own_class(self.owner, compact=True, most_chars=budget // 2)
             yield _Piece("# The class the function belongs to\n" + text, (3, self.owner.lineno))
         for name in self._ranked_names():
             if name in seen:
@@ -184,23 +184,34 @@ class _ModuleView:
             return _Piece(text, (1, statement.lineno)) if text else None
         return None
 
-    def _own_class(self, node: ast.ClassDef, compact: bool) -> str:
+    def _own_class(self, node: ast.ClassDef, compact: bool, most_chars: int | None = None) -> str:
         """The target's class: every member but the target itself, private ones included.
 
-        `compact` (for a large class) leaves out the methods' docstring lines and a long table's rows."""
+        `compact` (for a large class) leaves out the methods' docstring lines and body lines and a long
+        table's rows; `most_chars` then keeps the members nearest the target that fit."""
         lines = self.lines
-        parts = [_class_head(lines, node)]
+        members: list[tuple[ast.stmt, str]] = []
         for item in node.body:
             if item is docstring_node(node):
                 continue
             if isinstance(item, _Function):
                 if _first_line(item) == self.target_line:
                     continue
-                parts.append(_method(lines, item, own_class=True, with_doc=not compact))
+                members.append((item, _method(lines, item, own_class=True, with_doc=not compact)))
             elif isinstance(item, ast.Assign | ast.AnnAssign):
                 text = _constant(lines, item, TABLE_LINES_SHOWN // 3 if compact else TABLE_LINES_SHOWN)
-                parts.append(_indented(text, lines, item))
-        return "\n".join(parts)
+                members.append((item, _indented(text, lines, item)))
+        head = _class_head(lines, node)
+        if most_chars is not None:
+            room = most_chars - len(head)
+            nearest = sorted(members, key=lambda member: abs(member[0].lineno - self.target_line))
+            kept = []
+            for member in nearest:
+                if len(member[1]) + 1 <= room:
+                    kept.append(member)
+                    room -= len(member[1]) + 1
+            members = [member for member in members if member in kept]
+        return "\n".join([head, *(text for _, text in members)])
 
 
 def _assigned(node: ast.stmt) -> list[str]:
@@ -269,7 +280,8 @@ def _function_summary(lines: SourceLines, node: _Function, indent: str, excerpt:
         parts.append(f'    """{doc}"""')
     statements = node.body[1:] if doc_node is not None else node.body
     body_first = statements[0].lineno if statements else last + 1
-    shown = min(last, body_first + BODY_LINES_SHOWN - 1) if excerpt and with_doc else body_first - 1
+    header_last = lines.line_of(end - 1)
+    shown = min(last, body_first + BODY_LINES_SHOWN - 1) if excerpt and with_doc else header_last
     body_indent = _indent_of(lines, statements[0]) if statements else indent + "    "
     for number in range(body_first, shown + 1):
         parts.append("    " + lines.line_text(number).removeprefix(body_indent))

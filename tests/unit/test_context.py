@@ -299,3 +299,20 @@ def test_a_single_function_with_its_imports_keeps_the_benchmark_prompt_shape() -
     source = 'from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    """Sum.\n\n'
     context = module_context(capsule_by_qualname(source + '    >>> total([1])\n    1\n    """\n', "total"))
     assert context == "# The module's imports\nfrom typing import List"
+
+
+def test_a_method_of_a_large_class_sees_the_members_nearest_it_within_the_budget() -> None:
+    methods = "".join(
+        f"    def step_{i}(self, value):\n        \"\"\"Step {i}.\"\"\"\n"
+        + "".join(f"        value += {j}\n" for j in range(12)) + "        return value\n\n"
+        for i in range(60)
+    )
+    source = (f"class Pipeline:\n    \"\"\"Many steps.\"\"\"\n\n{methods}"
+              "    def run(self, value):\n        \"\"\"All the steps.\"\"\"\n\n"
+              + methods.replace("step_", "late_"))
+    context = module_context(capsule_by_qualname(source, "Pipeline.run"), budget_chars=2000)
+    assert context.startswith('# The class the function belongs to\nclass Pipeline:\n    """Many steps."""\n')
+    assert len(context) <= 2000
+    assert "    def step_59(self, value):\n        # ... 14 more lines ...\n" in context
+    assert "    def late_0(self, value):" in context
+    assert "def step_0(" not in context and "def late_59(" not in context
