@@ -116,7 +116,7 @@ class _ModuleView:
         if self.owner is not None:
             text = self._own_class(self.owner, compact=False)
             if len(text) > budget // 2:
-                text = self._own_class(self.owner, compact=True, most_chars=budget // 2)
+                text = self._own_class(self.owner, compact=True, most_chars=budget * 3 // 4)
             yield _Piece("# The class the function belongs to\n" + text, (3, self.owner.lineno))
         for name in self._ranked_names():
             if name in seen:
@@ -188,7 +188,7 @@ class _ModuleView:
         """The target's class: every member but the target itself, private ones included.
 
         `compact` (for a large class) leaves out the methods' docstring lines and body lines and a long
-        table's rows; `most_chars` then keeps the members nearest the target that fit."""
+        table's rows; `most_chars` then keeps `__init__` and the members nearest the target that fit."""
         lines = self.lines
         members: list[tuple[ast.stmt, str]] = []
         for item in node.body:
@@ -204,7 +204,9 @@ class _ModuleView:
         head = _class_head(lines, node)
         if most_chars is not None:
             room = most_chars - len(head)
-            nearest = sorted(members, key=lambda member: abs(member[0].lineno - self.target_line))
+            # __init__ first: it tells the attributes every method may use.
+            nearest = sorted(members, key=lambda member: (getattr(member[0], "name", "") != "__init__",
+                                                          abs(member[0].lineno - self.target_line)))
             kept = []
             for member in nearest:
                 if len(member[1]) + 1 <= room:

@@ -307,7 +307,9 @@ def test_a_method_of_a_large_class_sees_the_members_nearest_it_within_the_budget
         + "".join(f"        value += {j}\n" for j in range(12)) + "        return value\n\n"
         for i in range(60)
     )
-    source = (f"class Pipeline:\n    \"\"\"Many steps.\"\"\"\n\n{methods}"
+    sets = "".join(f"        self.scale_{i} = scale\n" for i in range(14))
+    init = f"    def __init__(self, scale):\n{sets}"
+    source = (f"class Pipeline:\n    \"\"\"Many steps.\"\"\"\n\n{init}\n{methods}"
               "    def run(self, value):\n        \"\"\"All the steps.\"\"\"\n\n"
               + methods.replace("step_", "late_"))
     context = module_context(capsule_by_qualname(source, "Pipeline.run"), budget_chars=2000)
@@ -316,3 +318,5 @@ def test_a_method_of_a_large_class_sees_the_members_nearest_it_within_the_budget
     assert "    def step_59(self, value):\n        # ... 14 more lines ...\n" in context
     assert "    def late_0(self, value):" in context
     assert "def step_0(" not in context and "def late_59(" not in context
+    # Far from the target, but it says which attributes exist.
+    assert "    def __init__(self, scale):\n        self.scale_0 = scale\n" in context
