@@ -94,6 +94,8 @@ class _ModuleView:
         self.top_name = capsule.qualname.split(".")[0]
         self.target_line = capsule.def_line
         self.jedi_lookups = 0
+        self.import_paths: tuple[Path, ...] | None = None
+        """Found on the first name imported with `from`."""
         self.shown: set[int] = set()
         """ids of the nodes already offered (`a = b = 1` binds two names)."""
 
@@ -177,10 +179,12 @@ class _ModuleView:
         if name in self.imported and self.jedi_lookups < JEDI_LOOKUPS:
             statement = self.imported[name]
             assert isinstance(statement, ast.ImportFrom)
-            if not _is_project_module(self.capsule.path, statement):
+            if self.import_paths is None:
+                self.import_paths = _import_paths(self.capsule.path)
+            if not _is_project_module(self.import_paths, statement):
                 return None
             self.jedi_lookups += 1
-            text = _jedi_summary(self.capsule, statement, name)
+            text = _jedi_summary(self.capsule, statement, name, self.import_paths)
             return _Piece(text, (1, statement.lineno)) if text else None
         return None
 
@@ -390,29 +394,32 @@ def _names_in(tree: ast.AST) -> Iterator[str]:
             yield node.value  # A string annotation ('Point'), a forward reference.
 
 
-def _is_project_module(path: Path | None, statement: ast.ImportFrom) -> bool:
+def _is_project_module(folders: tuple[Path, ...], statement: ast.ImportFrom) -> bool:
     """A relative import, or an absolute one of a module the project's import paths hold."""
-    if path is None:
+    if not folders:
         return False
     if statement.level:
         return True
     parts = (statement.module or "").split(".")
-    for folder in _import_paths(Path(path)):
+    for folder in folders:
         base = folder.joinpath(*parts)
         if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
             return True
     return False
 
 
-def _import_paths(path: Path) -> tuple[Path, ...]:
-    """The folders the project's own imports resolve from, as check and generate import the module."""
+def _import_paths(path: Path | None) -> tuple[Path, ...]:
+    """The folders the project's own imports resolve from, as check and generate import the module
+    (none for a loose file in a shared folder: the sandbox shows it alone)."""
     from pycapsule.config import project_root
     from pycapsule.project import module_import
 
-    return module_import(path, project_root(path) or path.parent).import_paths
+    root = project_root(path) if path is not None else None
+    return module_import(path, root).import_paths if path is not None and root is not None else ()
 
 
-def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str | None:
+def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str,
+                  folders: tuple[Path, ...]) -> str | None:
     import jedi
 
     lines = SourceLines(capsule.module_source)
@@ -429,7 +436,6 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
     path = Path(capsule.path)
     try:
         with _JEDI_LOCK:
-            folders = _import_paths(path)
             project = jedi.Project(folders[0], added_sys_path=[str(folder) for folder in folders[1:]])
             script = jedi.Script(capsule.module_source, path=path, project=project)
             found_names = script.goto(row, column, follow_imports=True)
