@@ -1,13 +1,26 @@
 """What the prompt needs to know about the target's module, within a character budget.
 
-The module's imports, then short summaries (signature + first docstring line, a class's
-attributes and method signatures) of the definitions the target refers to: its own class first,
-then names in its signature, its doctest examples, its docstring's prose, and its current body.
+The candidates are the module's imports, its top-level definitions and constants (tables spread
+over several lines included), for a method its own class (every other method, private ones too,
+and `__init__`, which tells the attributes), and definitions imported from the project's own
+files. They are chosen by how likely the body is to use them, most likely first, until the budget
+is spent:
+
+1. names the target's signature, examples, docstring prose and current body mention (and, for a
+   method, its class's bases);
+2. names the neighbouring code uses: its class's other methods first, then the module's other
+   functions, the nearest ones weighing most;
+3. the rest of the module, the nearest definitions first (not its strings: a string nobody names
+   is usually a note or a template for other modules).
+
+What is chosen is shown in source order. A function is shown as its signature, the first line of
+its docstring and a comment where the body would be: never an empty `...` body, which a small
+model may take for the function it has to write and complete instead of the target.
 
 The module's own definitions are found with `ast`: exact, and ~100x faster than asking jedi.
-jedi is used only for names imported from the user's own project files, which is what jedi is
-good at (resolving imports to their definitions); standard-library and installed packages are
-left out because the model knows them already.
+jedi is used only for names imported from the user's own project files (relative imports and
+the project's own packages), which is what jedi is good at; standard-library and installed
+packages are left out because the model knows them already.
 """
 
 from __future__ import annotations
@@ -16,67 +29,195 @@ import ast
 import contextlib
 import doctest
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from pycapsule.capsule import Capsule, SourceLines, docstring_node, header_colon_end, parse_module
+from pycapsule.debugging.dependencies import class_path
 from pycapsule.debugging.source_text import dedent_code
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 _JEDI_LOCK = threading.Lock()
 """jedi keeps process-wide caches; generations run in worker threads, so one lookup at a time."""
+DEFAULT_BUDGET_CHARS = 4000
+"""About 1,000 tokens (code runs ~4 characters a token)."""
 INIT_LINES_SHOWN = 15
 """A class's __init__ is shown whole up to this many lines: it tells which attributes exist."""
+TABLE_LINES_SHOWN = 30
+"""A constant spread over more lines (a long table) shows its first lines and how many are left out."""
+JEDI_LOOKUPS = 6
+"""Names resolved through jedi per prompt at most: each lookup can take a good part of a second."""
+SHORT_FUNCTION_LINES = 12
+"""A function this long or shorter is shown whole."""
+BODY_LINES_SHOWN = 3
+"""A longer one shows this many of its first body lines."""
 
 
-def module_context(capsule: Capsule, budget_chars: int = 4000) -> str:
-    """Imports and summaries of the definitions the target refers to, most relevant first."""
+@dataclass
+class _Piece:
+    text: str
+    order: tuple[int, int]
+    """Where it is shown: (section, line in the module)."""
+
+
+def module_context(capsule: Capsule, budget_chars: int = DEFAULT_BUDGET_CHARS) -> str:
+    """Imports and summaries of what the target can use from its module, most likely used first."""
     try:
         module = parse_module(capsule.module_source)
     except ValueError:
         return ""
-    source = capsule.module_source
-    lines = SourceLines(source)
-    definitions = {node.name: node for node in module.body if isinstance(node, _Definition)}
-    constants = {
-        name: node for node in module.body for name in _assigned(node) if node.end_lineno == node.lineno
-    }
-    imports = [node for node in module.body if isinstance(node, ast.Import | ast.ImportFrom)]
-
-    pieces: list[str] = []
-    import_text = "\n".join(_segment(lines, node) for node in imports)
-    if import_text:
-        pieces.append("# The module's imports\n" + import_text)
-    seen = {capsule.qualname.split(".")[0]} if not capsule.class_names else set()
-    if capsule.class_names and capsule.class_names[0] in definitions:
-        owner = capsule.class_names[0]
-        seen.add(owner)
-        summary = _summary(lines, definitions[owner], full_init=True)
-        pieces.append("# The class the function belongs to\n" + summary)
-    for name in _mentioned_names(capsule):
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in definitions:
-            pieces.append(_summary(lines, definitions[name], full_init=False))
-        elif name in constants:
-            pieces.append(_segment(lines, constants[name]))
-        else:
-            imported = _project_definition(capsule, imports, name)
-            if imported:
-                pieces.append(imported)
-    return _within_budget(pieces, budget_chars)
+    return _ModuleView(capsule, module).context(budget_chars)
 
 
-def _within_budget(pieces: list[str], budget: int) -> str:
-    chosen: list[str] = []
-    used = 0
-    for piece in pieces:
-        cost = len(piece) + 2
-        if used + cost <= budget:
-            chosen.append(piece)
-            used += cost
-    return "\n\n".join(chosen)
+class _ModuleView:
+    def __init__(self, capsule: Capsule, module: ast.Module) -> None:
+        self.capsule = capsule
+        self.lines = SourceLines(capsule.module_source)
+        self.imports = [node for node in module.body if isinstance(node, ast.Import | ast.ImportFrom)]
+        self.definitions: dict[str, _Definition] = {}
+        self.constants: dict[str, ast.stmt] = {}
+        for node in module.body:
+            if isinstance(node, _Definition):
+                self.definitions[node.name] = node
+            for name in _assigned(node):
+                if not (name.startswith("__") and name.endswith("__")):
+                    self.constants[name] = node
+        self.imported = {
+            (alias.asname or alias.name): statement
+            for statement in self.imports if isinstance(statement, ast.ImportFrom)
+            for alias in statement.names
+        }
+        self.owner = class_path(module, capsule.class_names) if capsule.class_names else None
+        self.top_name = capsule.qualname.split(".")[0]
+        self.target_line = capsule.def_line
+        self.jedi_lookups = 0
+        self.import_paths: tuple[Path, ...] | None = None
+        """Found on the first name imported with `from`."""
+        self.shown: set[int] = set()
+        """ids of the nodes already offered (`a = b = 1` binds two names)."""
+
+    def context(self, budget: int) -> str:
+        chosen: list[_Piece] = []
+        used = 0
+        import_text = "\n".join(_segment(self.lines, node) for node in self.imports)
+        for piece in self._pieces(import_text, budget):
+            cost = len(piece.text) + 2
+            if used + cost <= budget:
+                chosen.append(piece)
+                used += cost
+        chosen.sort(key=lambda piece: piece.order)
+        return "\n\n".join(piece.text for piece in chosen)
+
+    def _pieces(self, import_text: str, budget: int) -> Iterator[_Piece]:
+        if import_text:
+            yield _Piece("# The module's imports\n" + import_text, (0, 0))
+        seen = {self.top_name}
+        if self.owner is not None:
+            text = self._own_class(self.owner, compact=False)
+            if len(text) > budget // 2:
+                text = self._own_class(self.owner, compact=True, most_chars=budget * 3 // 4)
+            yield _Piece("# The class the function belongs to\n" + text, (3, self.owner.lineno))
+        for name in self._ranked_names():
+            if name in seen:
+                continue
+            seen.add(name)
+            piece = self._piece(name)
+            if piece is not None:
+                yield piece
+
+    def _ranked_names(self) -> Iterator[str]:
+        yield from _mentioned_names(self.capsule)
+        if self.owner is not None:
+            for base in self.owner.bases:
+                yield from _names_in(base)
+        yield from self._names_neighbours_use()
+        # A string nobody in the module names is usually a note or a template for other modules.
+        texts = {name for name, node in self.constants.items() if _is_text(node)}
+        module_names = [*self.definitions, *(name for name in self.constants if name not in texts)]
+        yield from sorted(module_names, key=lambda name: abs(self._line_of(name) - self.target_line))
+
+    def _names_neighbours_use(self) -> list[str]:
+        """Module names used by the other functions, weighted by how close they are to the target."""
+        weights: Counter[str] = Counter()
+        neighbours: list[tuple[_Function, float]] = []
+        if self.owner is not None:
+            neighbours += [(item, 3.0) for item in self.owner.body
+                           if isinstance(item, _Function) and item.name != self.capsule.name]
+        for node in self.definitions.values():
+            if node.name == self.top_name:
+                continue
+            distance = abs(node.lineno - self.target_line)
+            if isinstance(node, _Function):
+                neighbours.append((node, 1.0 + 50.0 / (50.0 + distance)))
+        known = set(self.definitions) | set(self.constants) | set(self.imported)
+        for function, weight in neighbours:
+            for name in {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} & known:
+                weights[name] += weight
+        return [name for name, _ in weights.most_common()]
+
+    def _line_of(self, name: str) -> int:
+        node = self.definitions.get(name) or self.constants.get(name)
+        return node.lineno if node is not None else 0
+
+    def _piece(self, name: str) -> _Piece | None:
+        node = self.definitions.get(name) or self.constants.get(name)
+        if node is not None:
+            if id(node) in self.shown:
+                return None
+            self.shown.add(id(node))
+        if name in self.definitions:
+            node = self.definitions[name]
+            if isinstance(node, ast.ClassDef):
+                return _Piece(_class_summary(self.lines, node), (2, node.lineno))
+            return _Piece(_function_summary(self.lines, node, ""), (2, node.lineno))
+        if name in self.constants:
+            node = self.constants[name]
+            return _Piece(_constant(self.lines, node), (2, node.lineno))
+        if name in self.imported and self.jedi_lookups < JEDI_LOOKUPS:
+            statement = self.imported[name]
+            assert isinstance(statement, ast.ImportFrom)
+            if self.import_paths is None:
+                self.import_paths = _import_paths(self.capsule.path)
+            if not _is_project_module(self.import_paths, statement):
+                return None
+            self.jedi_lookups += 1
+            text = _jedi_summary(self.capsule, statement, name, self.import_paths)
+            return _Piece(text, (1, statement.lineno)) if text else None
+        return None
+
+    def _own_class(self, node: ast.ClassDef, compact: bool, most_chars: int | None = None) -> str:
+        """The target's class: every member but the target itself, private ones included.
+
+        `compact` (for a large class) leaves out the methods' docstring lines and body lines and a long
+        table's rows; `most_chars` then keeps `__init__` and the members nearest the target that fit."""
+        lines = self.lines
+        members: list[tuple[ast.stmt, str]] = []
+        for item in node.body:
+            if item is docstring_node(node):
+                continue
+            if isinstance(item, _Function):
+                if _first_line(item) == self.target_line:
+                    continue
+                members.append((item, _method(lines, item, own_class=True, with_doc=not compact)))
+            elif isinstance(item, ast.Assign | ast.AnnAssign):
+                text = _constant(lines, item, TABLE_LINES_SHOWN // 3 if compact else TABLE_LINES_SHOWN)
+                members.append((item, _indented(text, lines, item)))
+        head = _class_head(lines, node)
+        if most_chars is not None:
+            room = most_chars - len(head)
+            # __init__ first: it tells the attributes every method may use.
+            nearest = sorted(members, key=lambda member: (getattr(member[0], "name", "") != "__init__",
+                                                          abs(member[0].lineno - self.target_line)))
+            kept = []
+            for member in nearest:
+                if len(member[1]) + 1 <= room:
+                    kept.append(member)
+                    room -= len(member[1]) + 1
+            members = [member for member in members if member in kept]
+        return "\n".join([head, *(text for _, text in members)])
 
 
 def _assigned(node: ast.stmt) -> list[str]:
@@ -87,58 +228,132 @@ def _assigned(node: ast.stmt) -> list[str]:
     return []
 
 
+def _is_text(node: ast.stmt) -> bool:
+    value = getattr(node, "value", None)
+    return isinstance(value, ast.Constant) and isinstance(value.value, str | bytes)
+
+
+def _first_line(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
 def _segment(lines: SourceLines, node: ast.stmt) -> str:
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    first = _first_line(node)
     last = node.end_lineno or node.lineno
     return lines.text[lines.start(first) : lines.content_end(last)].replace("\r\n", "\n")
 
 
+def _constant(lines: SourceLines, node: ast.stmt, most_lines: int = TABLE_LINES_SHOWN) -> str:
+    """The assignment as written; a long table keeps its first lines and says how many are left out."""
+    text = _segment(lines, node)
+    rows = text.split("\n")
+    if len(rows) <= most_lines:
+        return text
+    kept = rows[: most_lines - 2]
+    indent = rows[1][: len(rows[1]) - len(rows[1].lstrip())] or "    "
+    return "\n".join([*kept, f"{indent}# ... {len(rows) - len(kept) - 1} more lines ...", rows[-1]])
+
+
 def _first_doc_line(node: ast.AST) -> str | None:
-    doc = docstring_node(node)
-    if doc is None:
+    if docstring_node(node) is None:
         return None
     text = ast.get_docstring(node) or ""
     first = text.strip().split("\n", 1)[0].strip()
     return first or None
 
 
-def _signature(lines: SourceLines, node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str) -> str:
-    """Decorators and def line(s), then the first docstring line, then '...'."""
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+def _function_summary(lines: SourceLines, node: _Function, indent: str, excerpt: bool = True,
+                      with_doc: bool = True) -> str:
+    """A short function whole; a longer one as its decorators and def line(s), the first line of its
+    docstring and its first body lines, then a comment saying how many lines are left out.
+
+    Never an empty `...` body: a small model takes such a stub for the function it has to write and
+    completes it instead of the target; nor a comment standing for the whole body, which the 0.5B
+    model copied as the target's body (HumanEval/38 and /50). Without `excerpt` (another class's
+    methods), no body lines at all; without `with_doc`, no docstring line."""
+    first = _first_line(node)
+    last = node.end_lineno or node.lineno
+    if last - first + 1 <= SHORT_FUNCTION_LINES and excerpt and with_doc:
+        text = lines.text[lines.start(first) : lines.content_end(last)].replace("\r\n", "\n")
+        return "\n".join(line.removeprefix(indent) for line in text.split("\n"))
     end = header_colon_end(lines, node, node.body[0])
     header = lines.text[lines.start(first) : end].replace("\r\n", "\n")
     header = "\n".join(line.removeprefix(indent) for line in header.split("\n"))
-    doc = _first_doc_line(node)
-    inner = "    "
+    parts = [header]
+    doc_node = docstring_node(node)
+    doc = _first_doc_line(node) if with_doc else None
     if doc:
-        return f'{header}\n{inner}"""{doc}"""\n{inner}...'
-    return f"{header}\n{inner}..."
+        parts.append(f'    """{doc}"""')
+    statements = node.body[1:] if doc_node is not None else node.body
+    body_first = statements[0].lineno if statements else last + 1
+    header_last = lines.line_of(end - 1)
+    shown = min(last, body_first + BODY_LINES_SHOWN - 1) if excerpt and with_doc else header_last
+    body_indent = _indent_of(lines, statements[0]) if statements else indent + "    "
+    for number in range(body_first, shown + 1):
+        parts.append("    " + lines.line_text(number).removeprefix(body_indent))
+    left_out = last - shown
+    if left_out > 0:
+        parts.append(f"    # ... {left_out} more line{'s' if left_out > 1 else ''} ...")
+    return "\n".join(parts)
 
 
-def _summary(lines: SourceLines, node: _Definition, full_init: bool) -> str:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return _signature(lines, node, "")
+def _class_head(lines: SourceLines, node: ast.ClassDef) -> str:
     class_line_end = header_colon_end(lines, node, node.body[0])  # type: ignore[arg-type]
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     parts = [lines.text[lines.start(first) : class_line_end].replace("\r\n", "\n")]
     doc = _first_doc_line(node)
     if doc:
         parts.append(f'    """{doc}"""')
+    return "\n".join(parts)
+
+
+def _class_summary(lines: SourceLines, node: ast.ClassDef) -> str:
+    """Another class of the module: its one-line attributes, what __init__ sets, its public methods."""
+    parts = [_class_head(lines, node)]
     for item in node.body:
         if isinstance(item, ast.AnnAssign | ast.Assign) and item.end_lineno == item.lineno:
             parts.append("    " + lines.line_text(item.lineno).strip())
-        elif isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+        elif isinstance(item, _Function):
             if item.name.startswith("_") and item.name != "__init__":
                 continue
-            length = (item.end_lineno or item.lineno) - item.lineno + 1
-            if full_init and item.name == "__init__" and length <= INIT_LINES_SHOWN:
-                text = _segment(lines, item)
-                indent = _indent_of(lines, item)
-                parts.append("\n".join("    " + line.removeprefix(indent) for line in text.split("\n")))
-            else:
-                signature = _signature(lines, item, _indent_of(lines, item))
-                parts.append("\n".join("    " + line for line in signature.split("\n")))
+            parts.append(_method(lines, item, own_class=False))
     return "\n".join(parts)
+
+
+def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool = True) -> str:
+    indent = _indent_of(lines, item)
+    length = (item.end_lineno or item.lineno) - item.lineno + 1
+    if own_class and item.name == "__init__" and length <= INIT_LINES_SHOWN:
+        text = _segment(lines, item)
+        return "\n".join("    " + line.removeprefix(indent) for line in text.split("\n"))
+    summary = _function_summary(lines, item, indent, excerpt=own_class, with_doc=with_doc)
+    summary = "\n".join("    " + line for line in summary.split("\n"))
+    length = (item.end_lineno or item.lineno) - _first_line(item) + 1
+    shown_whole = own_class and with_doc and length <= SHORT_FUNCTION_LINES
+    if (own_class or item.name == "__init__") and not shown_whole:
+        attributes = _attributes_set(item)
+        if attributes:
+            summary += "\n        # sets " + ", ".join(attributes)
+    return summary
+
+
+def _attributes_set(function: _Function) -> list[str]:
+    """'self.x' for each attribute the method assigns, in order."""
+    receiver = (function.args.posonlyargs + function.args.args)[:1]
+    if not receiver:
+        return []
+    name = receiver[0].arg
+    found = [
+        f"{name}.{node.attr}" for node in ast.walk(function)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name) and node.value.id == name
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _indented(text: str, lines: SourceLines, node: ast.stmt) -> str:
+    indent = _indent_of(lines, node)
+    return "\n".join("    " + line.removeprefix(indent) for line in text.split("\n"))
 
 
 def _indent_of(lines: SourceLines, node: ast.stmt) -> str:
@@ -157,7 +372,7 @@ def _mentioned_names(capsule: Capsule) -> Iterator[str]:
             yield from _names_in(ast.parse(example.source))
     if capsule.docstring:
         try:
-            prose = doctest.DocTestParser().parse(capsule.docstring)
+            prose: Iterable[object] = doctest.DocTestParser().parse(capsule.docstring)
         except ValueError:
             prose = [capsule.docstring]
         for part in prose:
@@ -179,30 +394,32 @@ def _names_in(tree: ast.AST) -> Iterator[str]:
             yield node.value  # A string annotation ('Point'), a forward reference.
 
 
-def _project_definition(capsule: Capsule, imports: list[ast.stmt], name: str) -> str | None:
-    """Signature + first docstring line of `name` when it is imported from a file of the project."""
-    if capsule.path is None:
-        return None
-    root = Path(capsule.path).parent
-    for statement in imports:
-        if not isinstance(statement, ast.ImportFrom):
-            continue
-        alias = next((a for a in statement.names if (a.asname or a.name) == name), None)
-        if alias is None or not _is_project_module(root, statement):
-            continue
-        return _jedi_summary(capsule, statement, name)
-    return None
-
-
-def _is_project_module(root: Path, statement: ast.ImportFrom) -> bool:
+def _is_project_module(folders: tuple[Path, ...], statement: ast.ImportFrom) -> bool:
+    """A relative import, or an absolute one of a module the project's import paths hold."""
+    if not folders:
+        return False
     if statement.level:
         return True
     parts = (statement.module or "").split(".")
-    base = root.joinpath(*parts)
-    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+    for folder in folders:
+        base = folder.joinpath(*parts)
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return False
 
 
-def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str | None:
+def _import_paths(path: Path | None) -> tuple[Path, ...]:
+    """The folders the project's own imports resolve from, as check and generate import the module
+    (none for a loose file in a shared folder: the sandbox shows it alone)."""
+    from pycapsule.config import project_root
+    from pycapsule.project import module_import
+
+    root = project_root(path) if path is not None else None
+    return module_import(path, root).import_paths if path is not None and root is not None else ()
+
+
+def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str,
+                  folders: tuple[Path, ...]) -> str | None:
     import jedi
 
     lines = SourceLines(capsule.module_source)
@@ -214,12 +431,12 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
         if found is not None:
             row, column = statement.lineno + line_offset, found
             break
-    if column is None:
+    if column is None or capsule.path is None:
         return None
-    path = Path(capsule.path) if capsule.path else None
+    path = Path(capsule.path)
     try:
         with _JEDI_LOCK:
-            project = jedi.Project(path.parent if path else ".")
+            project = jedi.Project(folders[0], added_sys_path=[str(folder) for folder in folders[1:]])
             script = jedi.Script(capsule.module_source, path=path, project=project)
             found_names = script.goto(row, column, follow_imports=True)
             return _describe(found_names, name)
@@ -228,19 +445,26 @@ def _jedi_summary(capsule: Capsule, statement: ast.ImportFrom, name: str) -> str
 
 
 def _describe(found_names: list, name: str) -> str | None:
-    """A found definition as '# from file.py' + its signature + first docstring line."""
+    """A found definition as '# from file.py' and its summary, read from that file."""
     for definition in found_names:
         if definition.module_path is None:
             continue
-        signatures = [signature.to_string() for signature in definition.get_signatures()]
-        if definition.type == "class":
-            head = f"class {name}:" + (f"  # constructed as {signatures[0]}" if signatures else "")
-        else:
-            head = f"def {signatures[0]}:" if signatures else f"def {name}(...):"
-        doc = definition.docstring(raw=True).strip().split("\n", 1)[0].strip()
-        where = Path(definition.module_path).name
-        body = f'    """{doc}"""\n    ...' if doc else "    ..."
-        return f"# from {where}\n{head}\n{body}"
+        path = Path(definition.module_path)
+        where = path.name
+        if definition.type == "statement":
+            code = definition.get_line_code().strip()
+            return f"# from {where}\n{code}" if code else None
+        try:
+            source = path.read_text(encoding="utf-8")
+            module = ast.parse(source)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            return None
+        lines = SourceLines(source)
+        for node in module.body:
+            if isinstance(node, _Definition) and node.name == definition.name:
+                text = _class_summary(lines, node) if isinstance(node, ast.ClassDef) \
+                    else _function_summary(lines, node, "")
+                return f"# from {where}\n{text}"
     return None
 
 

@@ -379,7 +379,7 @@ def test_two_loops_at_once_share_one_engine(
 
     def answer(request: RecordedRequest) -> str:
         neg = "```python\ndef neg(x):\n    return -x\n```"
-        return RIGHT if "def add" in request.task_message else neg
+        return RIGHT if "def add" in request.task_function else neg
 
     openai_server.responder = answer
     source = path.read_text()

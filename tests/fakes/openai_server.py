@@ -132,6 +132,18 @@ class RecordedRequest:
         return next(str(m.get("content", "")) for m in self.messages if m.get("role") == "user")
 
     @property
+    def task_function(self) -> str:
+        """The function the task asks for: the task message's first code block (the module context that
+        follows it may show other functions whole)."""
+        task = self.task_message
+        start = task.find("```python\n")
+        if start == -1:
+            return task
+        start += len("```python\n")
+        end = task.find("```", start)
+        return task[start:] if end == -1 else task[start:end]
+
+    @property
     def prompt_text(self) -> str:
         """All message contents joined: for `in` assertions."""
         return "\n".join(str(m.get("content", "")) for m in self.messages)

@@ -454,6 +454,24 @@ CASES = [
         helpers=("    def _last_index(self):\n        return len(self.items) - 1\n",),
     ),
     Case(
+        "method-helper-written-as-top-level-function",
+        STACK,
+        "Stack.peek",
+        f"{FENCE}python\ndef _last_index(self):\n    return len(self.items) - 1\n\n\n"
+        f"def peek(self):\n    return self.items[self._last_index()]\n{FENCE}",
+        helpers=("    def _last_index(self):\n        return len(self.items) - 1\n",),
+        body_lacks=("\ndef _last_index",),
+    ),
+    Case(
+        "static-helper-written-as-top-level-function-of-a-class-reply",
+        STACK,
+        "Stack.peek",
+        f"{FENCE}python\ndef _top(items):\n    return items[-1]\n\n\nclass Stack:\n"
+        f"    def peek(self):\n        return self._top(self.items)\n{FENCE}",
+        helpers=("    @staticmethod\n    def _top(items):\n        return items[-1]\n",),
+        body_lacks=("\ndef _top",),
+    ),
+    Case(
         "await-in-plain-def",
         ADD,
         "add",

@@ -206,7 +206,7 @@ def top_level_text(code: str, statement: ast.stmt, newline: str) -> str:
     return text.replace("\n", newline)
 
 
-def _class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
+def class_path(module: ast.Module, names: tuple[str, ...]) -> ast.ClassDef | None:
     """The user's class for 'C' / 'Outer.C' (None when a scope on the way is a function)."""
     scope: list[ast.stmt] = module.body
     found: ast.ClassDef | None = None
@@ -223,8 +223,11 @@ def _members(statements: list[ast.stmt]) -> dict[str, ast.stmt]:
 
 
 def needed_methods(capsule: Capsule, reply: ReplyFunction, module: ast.Module) -> list[_FunctionNode]:
-    """Methods of the reply's class that the new body calls on self/cls and the user's class lacks."""
-    user_class = _class_path(module, capsule.class_names) if capsule.class_names else None
+    """Helpers the new body calls on self/cls that the user's class lacks: methods of the reply's class,
+    or the reply's top-level functions (a model often writes a helper method as a plain function)."""
+    user_class = class_path(module, capsule.class_names) if capsule.class_names else None
+    if user_class is None:
+        return []
     reply_class = next(
         (
             node
@@ -233,12 +236,12 @@ def needed_methods(capsule: Capsule, reply: ReplyFunction, module: ast.Module) -
         ),
         None,
     )
-    if user_class is None or reply_class is None:
-        return []
     existing = _members(user_class.body)
+    top_level = [node for node in reply.module.body if node is not reply.function]
+    candidates = {**_members(top_level), **_members(reply_class.body if reply_class else [])}
     offered = {
         name: node
-        for name, node in _members(reply_class.body).items()
+        for name, node in candidates.items()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and name not in existing
     }
     needed: list[_FunctionNode] = []
@@ -263,8 +266,26 @@ def needed_methods(capsule: Capsule, reply: ReplyFunction, module: ast.Module) -
     return sorted(needed, key=lambda method: method.lineno)
 
 
+def is_plain_function(reply: ReplyFunction, method: _FunctionNode) -> bool:
+    """A top-level function of the reply called as `self.name(...)` with all its parameters: it does
+    not take the instance, so it goes into the class as a static method."""
+    if not any(statement is method for statement in reply.module.body):
+        return False
+    parameters = method.args.posonlyargs + method.args.args
+    if parameters and parameters[0].arg in ("self", "cls"):
+        return False
+    calls = [
+        node for node in ast.walk(reply.module)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method.name
+    ]
+    if not calls:
+        return not parameters
+    return all(len(call.args) + len(call.keywords) >= len(parameters) for call in calls)
+
+
 def method_text(capsule: Capsule, reply: ReplyFunction, method: _FunctionNode) -> str:
-    """A reply method moved into the user's class, indented like the target's def line."""
+    """A reply method (or top-level helper) moved into the user's class, indented like the target's def."""
     lines = SourceLines(reply.code)
     first = min([method.lineno, *(d.lineno for d in method.decorator_list)])
     last = method.end_lineno or method.lineno
@@ -274,6 +295,8 @@ def method_text(capsule: Capsule, reply: ReplyFunction, method: _FunctionNode) -
     unit = reply_indent_unit(reply.code, reply.module)
     kinds = line_kinds(reply.code)
     moved = reindent(block, first, kinds, source_indent, unit, header_indent, capsule.indent_unit)
+    if is_plain_function(reply, method):
+        moved.insert(0, header_indent + "@staticmethod")
     return "".join(line + capsule.newline for line in moved)
 
 
