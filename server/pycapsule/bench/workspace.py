@@ -47,7 +47,7 @@ class PromptWorkspace:
 
 def _readable(path: Path) -> None:
     """The sandbox may run as another uid: the copy must be readable (and its folders listable) by all."""
-    for folder, dirs, files in os.walk(path):
+    for folder, _dirs, files in os.walk(path):
         os.chmod(folder, 0o755)
         for name in files:
             file = Path(folder) / name
