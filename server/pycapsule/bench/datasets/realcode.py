@@ -9,6 +9,7 @@ task's prompt is the function's whole module with that function's body replaced 
 from __future__ import annotations
 
 import json
+from itertools import zip_longest
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -99,7 +100,8 @@ def _library_tasks(library: dict[str, Any], path: Path) -> list[BenchTask]:
 
 
 def read_realcode(path: Path) -> list[BenchTask]:
-    """The tasks of the list at `path`, in its order (fetching the sdists on first use); DatasetError."""
+    """The tasks of the list at `path`, one library's after another's in turn (each library's in the list's
+    order), fetching the sdists on first use; DatasetError."""
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -107,11 +109,14 @@ def read_realcode(path: Path) -> list[BenchTask]:
     libraries = spec.get("libraries") if isinstance(spec, dict) else None
     if not isinstance(libraries, list) or not libraries:
         raise DatasetError(f"{path} has no 'libraries' list: is it a realcode task list?")
-    tasks: list[BenchTask] = []
+    per_library: list[list[BenchTask]] = []
     for library in libraries:
         if not isinstance(library, dict):
             raise DatasetError(f"a library in {path} is not an object")
-        tasks += _library_tasks(library, path)
+        per_library.append(_library_tasks(library, path))
+    # in turn from each library: a partial run, or --limit N, covers every library
+    rounds = zip_longest(*per_library)
+    tasks = [task for one_round in rounds for task in one_round if task is not None]
     seen: set[str] = set()
     for task in tasks:
         if task.task_id in seen:
