@@ -206,7 +206,7 @@ def test_realcode_end_to_end_scores_in_the_library_tree_and_never_shows_the_test
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.delenv("PYCAPSULE_MODEL", raising=False)
         monkeypatch.chdir(tmp_path)
-        common = ["bench", "realcode", "--limit", "2", "--workers", "2", "--out", str(out)]
+        common = ["bench", "realcode", "--limit", "2", "--out", str(out)]
         assert main([*common, "--max-attempts", "2"]) == 0
         asked = len(server.chat_requests)
         assert main([*common, "--mode", "direct"]) == 0
@@ -237,3 +237,10 @@ def test_realcode_end_to_end_scores_in_the_library_tree_and_never_shows_the_test
     assert manifest["command"].startswith("pycapsule bench realcode --mode selfdebug")
     for path in out.iterdir():
         assert SECRET not in path.read_bytes().decode("utf-8", "replace")
+
+
+def test_tasks_in_source_trees_run_one_at_a_time_by_default(tasks: list[BenchTask]) -> None:
+    from pycapsule.bench.runner import default_workers
+
+    assert default_workers(tasks) == 1
+    assert default_workers(tasks_of("humaneval")[:3]) == default_workers()
