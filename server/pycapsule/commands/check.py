@@ -15,10 +15,10 @@ import sys
 from pycapsule.capsule import CapsuleError, read_source_file
 from pycapsule.commands.targets import UsageError, parse_target
 from pycapsule.config import load_settings, project_root
+from pycapsule.doctest_items import qualnames
 from pycapsule.engine import Engine
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
-from pycapsule.sandbox.worker import docstring_index
 
 FILE_TIMEOUT = 60.0
 """A whole file's doctests share one job; one function's get the configured job timeout."""
@@ -43,14 +43,14 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"{path} cannot be read: {error.strerror or error}") from error
         try:
-            tree = ast.parse(source, str(path))
+            ast.parse(source, str(path))
         except SyntaxError as error:
             where = f"{path}:{error.lineno}" + (f":{error.offset}" if error.offset else "")
             message = f"{where}: syntax error: {error.msg}"
             _emit(args, {"path": str(path), "passed": False, "error": message, "line": error.lineno},
                   [message])
             return 1
-        if qualname is not None and qualname not in docstring_index(tree, every=False):
+        if qualname is not None and qualname not in qualnames(source):
             raise UsageError(f"there is no function or class named {qualname!r} in {path}")
         loaded = load_settings(path, {"sandbox": args.backend} if args.backend else None)
         for warning in loaded.warnings:

@@ -154,6 +154,7 @@ class BwrapSandbox(WarmSandbox):
         init: dict[str, Any] = {
             "op": "init",
             "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path()),
+            "project_dir": str(project_root) if project_root else None,
             "work_dir": WORK_DIR,
             "clean_dirs": [WORK_DIR, "/tmp"],
             "own_pid_namespace": True,

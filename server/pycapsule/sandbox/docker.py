@@ -184,6 +184,7 @@ class DockerSandbox(WarmSandbox):
         init = {
             "op": "init",
             "sys_path_prepend": [PROJECT_DIR] if project_root is not None else [],
+            "project_dir": PROJECT_DIR if project_root is not None else None,
             "work_dir": WORK_DIR,
             "clean_dirs": [WORK_DIR, "/dev/shm"],
             "own_pid_namespace": True,
