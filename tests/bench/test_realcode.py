@@ -220,6 +220,8 @@ def test_realcode_end_to_end_scores_in_the_library_tree_and_never_shows_the_test
         records = read_records(path)
         assert {tid: r.status for tid, r in records.items()} == {right: "passed", wrong: "failed"}, path
         assert "hidden test(s) failed" in records[wrong].detail
+        # the library's own body passes its doctests in its package (relative imports and all) at once
+        assert (records[right].outcome, records[right].passed_attempt) == ("passed", 1), records[right]
     assert 2 <= asked <= 4
 
     # the honest protocol: no line of the hidden tests reaches the model
