@@ -37,7 +37,7 @@ MODEL_FAILURES_IN_A_ROW = 3
 def default_workers(tasks: list[BenchTask] | None = None) -> int:
     """Tasks at once: the cores (a local model serializes requests anyway; the sandbox overlaps). One for
     tasks in real source trees: parsing their large modules (~5000 lines) in two threads at once raised
-    CPython 3.11's "AST constructor recursion depth mismatch" SystemError here (gh-106905's kin)."""
+    CPython 3.11's "AST constructor recursion depth mismatch" SystemError here (cf. python/cpython#106905)."""
     if tasks and any(task.project is not None for task in tasks):
         return 1
     return max(1, min(4, os.cpu_count() or 1))
