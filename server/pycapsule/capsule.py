@@ -195,8 +195,18 @@ def _leading_whitespace(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t\f"))]
 
 
+def nul_byte_line(source: str) -> int | None:
+    """The line of the first NUL character, which no Python source may hold (older 3.11s raise
+    ValueError for it, newer ones a SyntaxError without a line)."""
+    index = source.find("\0")
+    return None if index < 0 else source.count("\n", 0, index) + 1
+
+
 def parse_module(source: str) -> ast.Module:
     """ast.parse with a one-sentence CapsuleError instead of a SyntaxError."""
+    line = nul_byte_line(source)
+    if line is not None:
+        raise CapsuleError(f"The module has a syntax error at line {line}: a NUL byte.", line)
     try:
         return ast.parse(source)
     except SyntaxError as error:
@@ -204,7 +214,7 @@ def parse_module(source: str) -> ast.Module:
         where = f" at line {line}" if line else ""
         raise CapsuleError(f"The module has a syntax error{where}: {error.msg}.", line) from None
     except (ValueError, RecursionError, MemoryError) as error:
-        raise CapsuleError(f"The module cannot be parsed: {error}.") from None
+        raise CapsuleError(f"The module cannot be parsed: {error or type(error).__name__}.") from None
 
 
 _BLOCKS = (

@@ -8,7 +8,7 @@ from pathlib import Path
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
 from pycapsule.debugging.errors import condense, headline
-from pycapsule.project import module_import
+from pycapsule.project import loose_name, module_import
 from pycapsule.sandbox.api import Job, RunResult, Sandbox
 
 
@@ -39,7 +39,11 @@ def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None,
     if path is None:
         return Job(source=source, filename="capsule.py", doctest_targets=targets, timeout=timeout,
                    project_root=root)
-    found = module_import(path, root or project_root(path) or path.parent)
+    root = root or project_root(path)
+    if root is None:  # a loose file in a shared folder: the sandbox shows nothing but the text itself
+        return Job(source=source, filename=path.name, module_name=loose_name(path), doctest_targets=targets,
+                   timeout=timeout)
+    found = module_import(path, root)
     return Job(
         source=source,
         filename=path.name,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pycapsule.sandbox.roots import shared_folder
+
 PYTEST_DEFAULT_FLAGS = ("ELLIPSIS",)
 """pytest's default `doctest_optionflags`."""
 
@@ -50,7 +52,7 @@ class PytestConfig:
 def module_import(path: Path, root: Path) -> ModuleImport:
     """How `path` (a .py file under `root`) is imported; never raises for odd layouts (a loose module)."""
     path, root = path.absolute(), root.absolute()
-    while (root / "__init__.py").is_file() and not is_shared_folder(root.parent):
+    while (root / "__init__.py").is_file() and not shared_folder(root.parent):
         root = root.parent  # a package with no project marker above it: its parent holds the chain
     config = pytest_config(path.parent, root)
     roots = source_roots(root, config)
@@ -69,20 +71,17 @@ def module_import(path: Path, root: Path) -> ModuleImport:
     flags = config.doctest_optionflags if config and config.doctest_optionflags is not None \
         else PYTEST_DEFAULT_FLAGS
     if not parts or not all(part.isidentifier() for part in parts):
-        stem = path.stem.replace("-", "_")
-        name = stem if stem.isidentifier() else "module"
-        return ModuleImport(name, path, root, _unique([path.parent, *roots]), False, flags)
+        return ModuleImport(loose_name(path), path, root, _unique([path.parent, *roots]), False, flags)
     paths = [base, *roots]
     if path.parent != base and not (path.parent / "__init__.py").is_file():
         paths.insert(1, path.parent)  # a loose module's siblings import by plain name, as with pytest
     return ModuleImport(".".join(parts), path, root, _unique(paths), path.name == "__init__.py", flags)
 
 
-def is_shared_folder(folder: Path) -> bool:
-    """Folders no project may expose to the sandbox: /, the home folder (or above it), temp folders."""
-    home = Path.home().absolute()
-    shared = {Path("/"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")}
-    return folder.absolute() in shared or home.is_relative_to(folder.absolute())
+def loose_name(path: Path) -> str:
+    """The name a module outside any package imports under: its file's stem, made an identifier."""
+    stem = path.stem.replace("-", "_")
+    return stem if stem.isidentifier() else "module"
 
 
 def source_roots(root: Path, config: PytestConfig | None = None) -> tuple[Path, ...]:

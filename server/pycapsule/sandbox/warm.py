@@ -25,6 +25,7 @@ from pycapsule.sandbox.protocol import (
     WorkerTimeout,
     bootstrap_payload,
 )
+from pycapsule.sandbox.roots import shared_folder
 from pycapsule.sandbox.wire import BadReply, run_result
 
 # Host-side slack over the job's own timeout: the worker needs a moment to kill and clean up.
@@ -172,6 +173,13 @@ class WarmWorker:
         self.transport.kill()
 
 
+def private_root(root: Path | None) -> Path | None:
+    """The project folder to show the job, or None for a shared folder (see roots.py)."""
+    if root is None or shared_folder(root):
+        return None
+    return root.resolve()
+
+
 class WarmSandbox(ABC):
     """A Sandbox (see api.py) whose jobs run in pre-forked workers, one per project root."""
 
@@ -179,7 +187,7 @@ class WarmSandbox(ABC):
     start_timeout: float = 30.0
 
     def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
-        self.project_root = project_root.resolve() if project_root else None
+        self.project_root = private_root(project_root)
         self.limits = limits
         self._workers: OrderedDict[Path | None, WarmWorker] = OrderedDict()
         self._lock = threading.Lock()
@@ -256,7 +264,10 @@ class WarmSandbox(ABC):
         problem = check_job(job)
         if problem:
             return RunResult(status="crashed", detail=problem, warnings=warnings)
-        root = job.project_root.resolve() if job.project_root else self.project_root
+        root = private_root(job.project_root) if job.project_root else self.project_root
+        if job.project_root and root is None:
+            warnings += (f"{job.project_root} is a shared folder, so the sandbox shows none of it: the "
+                         "module cannot import its neighbours there (put it in a project folder)",)
         warnings += self.root_warnings(root)
         started = time.monotonic()
         try:
