@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="run a benchmark dataset, direct or self-debugging")
     bench.add_argument(
         "dataset",
-        choices=["humaneval", "humaneval-et", "humaneval-plus", "mbpp", "mbpp-et", "bigcodebench"],
+        choices=["humaneval", "humaneval-et", "humaneval-plus", "mbpp", "mbpp-et", "bigcodebench",
+                 "realcode"],
     )
     bench.add_argument("--data", metavar="PATH", help="the dataset file (default: where it is known to be)")
     bench.add_argument("--mode", choices=["direct", "selfdebug"], default="selfdebug")

@@ -15,7 +15,7 @@ from pycapsule.capsule import capsule_by_qualname
 from tests.bench.conftest import tasks_of
 
 SIZES = {"humaneval": 164, "humaneval-et": 164, "humaneval-plus": 164, "mbpp": 427, "mbpp-et": 397,
-         "bigcodebench": 1140}
+         "bigcodebench": 1140, "realcode": 45}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -25,7 +25,7 @@ def test_every_task_gives_a_readable_stub_of_its_entry_point(dataset: str) -> No
     assert len({task.task_id for task in tasks}) == len(tasks)
     for task in tasks:
         capsule = capsule_by_qualname(task.prompt, task.entry_point)
-        assert capsule.name == task.entry_point
+        assert capsule.qualname == task.entry_point
         assert task.hidden_test.strip()
 
 

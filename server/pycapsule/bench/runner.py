@@ -20,9 +20,10 @@ from pathlib import Path
 
 from pycapsule.bench.attempts import first_attempt, fold_events
 from pycapsule.bench.records import RecordWriter, RunFiles, TaskRecord, read_manifest, read_records
-from pycapsule.bench.scorer import missing_libraries, score
+from pycapsule.bench.scorer import missing_libraries
 from pycapsule.bench.tasks import BenchTask
-from pycapsule.capsule import CapsuleError, capsule_by_qualname
+from pycapsule.bench.workspace import Workspace, workspace
+from pycapsule.capsule import CapsuleError
 from pycapsule.loop import Event
 from pycapsule.sandbox.api import Sandbox
 
@@ -33,8 +34,12 @@ Progress = Callable[[TaskRecord], None]
 MODEL_FAILURES_IN_A_ROW = 3
 
 
-def default_workers() -> int:
-    """Tasks at once: the cores (a local model serializes requests anyway; the sandbox overlaps)."""
+def default_workers(tasks: list[BenchTask] | None = None) -> int:
+    """Tasks at once: the cores (a local model serializes requests anyway; the sandbox overlaps). One for
+    tasks in real source trees: parsing their large modules (~5000 lines) in two threads at once raised
+    CPython 3.11's "AST constructor recursion depth mismatch" SystemError here (cf. python/cpython#106905)."""
+    if tasks and any(task.project is not None for task in tasks):
+        return 1
     return max(1, min(4, os.cpu_count() or 1))
 
 
@@ -159,27 +164,29 @@ class BenchRunner:
         if needs:
             return TaskRecord(task.task_id, task.prompt_key, "unscorable", outcome="skipped",
                               detail=f"needs {', '.join(needs)}, not installed where the sandbox runs")
-        record = self._reused(task) if task.prompt_key in self.reuse else self._generate(task)
-        if record is None:
-            return None
-        verdict = score(self.sandbox, task, record.final_code)
+        with workspace(task) as place:
+            reused = task.prompt_key in self.reuse
+            record = self._reused(task, place) if reused else self._generate(task, place)
+            if record is None:
+                return None
+            verdict = place.score(self.sandbox, record.final_code)
         record.status, record.detail = verdict.status, verdict.detail
         record.score_seconds = round(verdict.seconds, 3)
         return record
 
-    def _reused(self, task: BenchTask) -> TaskRecord | None:
+    def _reused(self, task: BenchTask, place: Workspace) -> TaskRecord | None:
         reusable = self.reuse[task.prompt_key]
         record: TaskRecord | None = reusable.record
         if reusable.first_attempt_only:
-            record = first_attempt(reusable.record, capsule_by_qualname(task.prompt, task.entry_point))
+            record = first_attempt(reusable.record, place.capsule())
         if record is None:
-            return self._generate(task)
+            return self._generate(task, place)
         self.state.reused += 1
         return replace(record, task_id=task.task_id, reused_from=reusable.source)
 
-    def _generate(self, task: BenchTask) -> TaskRecord | None:
+    def _generate(self, task: BenchTask, place: Workspace) -> TaskRecord | None:
         try:
-            capsule = capsule_by_qualname(task.prompt, task.entry_point)
+            capsule = place.capsule()
         except CapsuleError as error:
             return TaskRecord(task.task_id, task.prompt_key, "unscorable", outcome="skipped",
                               detail=f"the prompt cannot be read: {error}")

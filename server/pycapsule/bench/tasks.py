@@ -9,10 +9,27 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class DatasetError(ValueError):
     """A dataset file is missing, unreadable or not in the expected format (one-sentence message)."""
+
+
+@dataclass(frozen=True)
+class ProjectTask:
+    """A function left in its library's whole source tree (realcode): generated into a private copy of
+    the tree, scored by the library's own tests run with pytest on that copy."""
+
+    tree: Path
+    """The unpacked library (shared, never written: each task works on a copy)."""
+    file: str
+    """The target module, relative to `tree`, e.g. 'more_itertools/more.py'."""
+    hidden: tuple[str, ...]
+    """The library's test paths: absent from the copy while the model works, put back to score."""
+    tests: tuple[str, ...]
+    """pytest node ids relative to `tree`: the hidden score."""
+    pytest_args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,8 @@ class BenchTask:
     """Third-party modules the task needs (BigCodeBench)."""
     notes: tuple[str, ...] = ()
     """What the reader had to change in the dataset's own data, e.g. dropped unparsable tests."""
+    project: ProjectTask | None = None
+    """Set when the function lives in a real source tree (`prompt` is then its whole module, stubbed)."""
 
     @property
     def prompt_key(self) -> str:

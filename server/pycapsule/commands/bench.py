@@ -147,7 +147,7 @@ def _run(
                 files,
                 sandbox,
                 engine.generate,
-                workers=args.workers or default_workers(),
+                workers=args.workers or default_workers(tasks),
                 reuse=reusable_generations(
                     out, manifest["generation_hash"], files.results,
                     manifest["first_attempt_hash"] if args.mode == "direct" else None),

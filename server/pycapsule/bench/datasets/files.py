@@ -19,7 +19,10 @@ FILE_NAMES = {
     "mbpp": "sanitized-mbpp.json.gz",
     "mbpp-et": "MBPP_ET-397.jsonl.gz",
     "bigcodebench": "BigCodeBench-2024-06.jsonl.gz",
+    "realcode": "realcode.json",
 }
+_PACKAGED = {"realcode": Path(__file__).with_name("realcode.json")}
+"""Task lists that ship with pycapsule (their data, the libraries' sources, is fetched on use)."""
 _CHECKOUT = Path(__file__).resolve().parents[4]
 
 
@@ -52,6 +55,8 @@ def locate(dataset: str, data: str | Path | None = None) -> Path:
     candidates = [d / name for d in search_dirs()]
     if dataset == "humaneval" and (packaged := _packaged_humaneval()) is not None:
         candidates.insert(0, packaged)
+    if dataset in _PACKAGED:
+        candidates.insert(0, _PACKAGED[dataset])
     for path in candidates:
         if path.is_file():
             return path

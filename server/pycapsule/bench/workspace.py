@@ -1,0 +1,102 @@
+"""Where one task is generated and scored: its prompt alone, or a private copy of its library's tree.
+
+For a task of a real source tree (realcode) the copy holds the stubbed module in its real place, so
+the engine generates into a real file of a real package, and none of the library's tests (they are
+put back only to score, after generation is over). The copy is deleted when the task is done.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from pycapsule.bench.pytest_job import pytest_job
+from pycapsule.bench.scorer import Score, judge, score
+from pycapsule.bench.tasks import BenchTask, ProjectTask
+from pycapsule.capsule import Capsule, capsule_by_qualname
+from pycapsule.sandbox.api import Sandbox
+
+
+class Workspace(Protocol):
+    def capsule(self) -> Capsule:
+        """What the engine generates into; raises CapsuleError when the prompt cannot be read."""
+        ...
+
+    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
+        """The hidden tests' verdict on `candidate` (a whole module; None: the model gave no code)."""
+        ...
+
+
+class PromptWorkspace:
+    """A task that is its prompt alone (HumanEval, MBPP, ...): no file, hidden tests appended to it."""
+
+    def __init__(self, task: BenchTask) -> None:
+        self.task = task
+
+    def capsule(self) -> Capsule:
+        return capsule_by_qualname(self.task.prompt, self.task.entry_point)
+
+    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
+        return score(sandbox, self.task, candidate)
+
+
+def _readable(path: Path) -> None:
+    """The sandbox may run as another uid: the copy must be readable (and its folders listable) by all."""
+    for folder, _dirs, files in os.walk(path):
+        os.chmod(folder, 0o755)
+        for name in files:
+            file = Path(folder) / name
+            if not file.is_symlink():
+                file.chmod(file.stat().st_mode | 0o444)
+
+
+class TreeWorkspace:
+    """A task in a copy of its library's source tree, under `scratch`."""
+
+    def __init__(self, task: BenchTask, project: ProjectTask, scratch: Path) -> None:
+        self.task, self.project = task, project
+        self.tree = scratch / project.tree.name
+        hidden = {project.tree / path for path in project.hidden}
+        shutil.copytree(project.tree, self.tree, symlinks=True,
+                        ignore=lambda folder, names: [n for n in names
+                                                      if Path(folder) / n in hidden or n == "__pycache__"])
+        self.module = self.tree / project.file
+        self._write(task.prompt)
+        _readable(scratch)
+
+    def _write(self, source: str) -> None:
+        self.module.write_bytes(source.encode("utf-8", "surrogatepass"))
+
+    def capsule(self) -> Capsule:
+        return capsule_by_qualname(self.task.prompt, self.task.entry_point, self.module)
+
+    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
+        if candidate is None:
+            return Score("failed", "no code to score")
+        self._write(candidate)
+        for path in self.project.hidden:
+            source, target = self.project.tree / path, self.tree / path
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            elif source.exists():
+                shutil.copy2(source, target)
+        _readable(self.tree)
+        project = self.project
+        job = pytest_job(self.tree, project.file, project.tests, project.pytest_args, self.task.timeout)
+        return judge(sandbox.run(job), self.task)
+
+
+@contextmanager
+def workspace(task: BenchTask) -> Iterator[Workspace]:
+    """The task's workspace for as long as the task runs."""
+    if task.project is None:
+        yield PromptWorkspace(task)
+        return
+    with tempfile.TemporaryDirectory(prefix="pycapsule-realcode-") as scratch:
+        yield TreeWorkspace(task, task.project, Path(scratch))
