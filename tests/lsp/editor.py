@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Union
 
@@ -34,12 +34,20 @@ class Editor:
         self.before_apply: Callable[[], None] | None = None
         """Runs when an edit arrives, before it is applied: to type 'while it is in flight'."""
 
-        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            return self._apply_edit(params)
+        self.on_edit: Callable[[types.ApplyWorkspaceEditParams], Awaitable[Any]] | None = None
+        """Replaces how this editor answers `workspace/applyEdit` (editors that misbehave)."""
+
+        async def apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+            if self.on_edit is not None:
+                return await self.on_edit(params)
+            return self.apply_edit(params)
+
+        self._status_seen = asyncio.Event()
 
         def status(params: Any) -> None:
             # pygls hands over unknown notifications' params as a namedtuple
             self.statuses.append(params if isinstance(params, dict) else params._asdict())
+            self._status_seen.set()
 
         client.feature(types.WORKSPACE_APPLY_EDIT)(apply_edit)
         client.feature("pycapsule/status")(status)
@@ -91,7 +99,8 @@ class Editor:
         )
 
     # what the server asks of the editor -------------------------------------------------------
-    def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """As VS Code and Neovim do: refused when a version is stale, else applied and announced."""
         self.applied.append(params)
         if self.before_apply is not None:
             self.before_apply()
@@ -112,13 +121,22 @@ class Editor:
         return types.ApplyWorkspaceEditResult(applied=True)
 
     # requests --------------------------------------------------------------------------------
-    async def code_actions(self, uri: str, line0: int, diagnostics: list[types.Diagnostic] | None = None):
+    async def code_actions(
+        self,
+        uri: str,
+        line0: int,
+        diagnostics: list[types.Diagnostic] | None = None,
+        only: list[str] | None = None,
+    ):
         position = types.Position(line=line0, character=4)
         return await self.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 range=types.Range(start=position, end=position),
-                context=types.CodeActionContext(diagnostics=diagnostics or []),
+                context=types.CodeActionContext(
+                    diagnostics=diagnostics or [],
+                    only=[types.CodeActionKind(kind) for kind in only] if only is not None else None,
+                ),
             )
         )
 
@@ -134,6 +152,30 @@ class Editor:
         return await self.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
         )
+
+    async def run(self, command: types.Command, timeout: float = 120) -> dict[str, Any]:
+        """Execute a run command and wait for the run's end, as a client does: the command answers at
+        once with the run's id, and the last `pycapsule/status` of that id says how it ended."""
+        answer = await self.execute(command)
+        if answer.get("status") != "started":
+            return answer
+        return await self.run_end(answer["runId"], timeout)
+
+    async def run_end(self, run_id: str, timeout: float = 120) -> dict[str, Any]:
+        async def wait() -> dict[str, Any]:
+            while True:
+                for status in self.statuses:
+                    if status.get("runId") == run_id and status.get("outcome"):
+                        return {
+                            "status": status["outcome"],
+                            "message": status["message"],
+                            "attempts": status.get("attempt") or 0,
+                            "runId": run_id,
+                        }
+                self._status_seen.clear()
+                await self._status_seen.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
 
     async def diagnostics_for(
         self, uri: str, predicate: Callable[[list[types.Diagnostic]], bool], timeout: float = 90

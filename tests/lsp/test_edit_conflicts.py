@@ -15,7 +15,7 @@ async def start_slow_run(editor: Editor, fake: FakeOpenAI) -> tuple[str, asyncio
     fake.queue(Delay(1.0, Text(ADD_RIGHT)))
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    run = asyncio.create_task(editor.execute(action.command))
+    run = asyncio.create_task(editor.run(action.command))
     await started(editor, fake)
     return uri, run
 
@@ -59,7 +59,7 @@ async def test_typing_while_the_edit_is_in_flight_is_kept(editor: Editor, fake: 
 
     editor.before_apply = type_first
     [action] = await editor.code_actions(uri, STUB_LINE)
-    result = await editor.execute(action.command)
+    result = await editor.run(action.command)
 
     assert result["status"] == "passed", result
     assert len(editor.applied) == 2, "the stale edit was refused, the rebased one applied"

@@ -18,7 +18,7 @@ from tests.lsp.test_code_actions import line_of
 async def generate(editor: Editor, uri: str) -> dict:
     [action] = await editor.code_actions(uri, line_of(editor.text(uri), "    ...\n"))
     assert action.command is not None
-    return await editor.execute(action.command)
+    return await editor.run(action.command)
 
 
 def progress_of(editor: Editor) -> list:

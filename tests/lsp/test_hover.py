@@ -19,7 +19,7 @@ async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor,
 
     fake.queue(ADD_WRONG, ADD_RIGHT)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    assert (await editor.execute(action.command))["status"] == "passed"
+    assert (await editor.run(action.command))["status"] == "passed"
 
     hover = await editor.hover(uri, DEF_LINE, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
@@ -38,6 +38,6 @@ async def test_no_hover_away_from_a_function_name(editor: Editor, fake: FakeOpen
     fake.queue(ADD_RIGHT)
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    await editor.execute(action.command)
+    await editor.run(action.command)
     assert await editor.hover(uri, DEF_LINE, 12) is None, "on a parameter"
     assert await editor.hover(uri, line_of(editor.text(uri), "return a + b"), 8) is None

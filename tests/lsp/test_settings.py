@@ -17,7 +17,7 @@ from tests.lsp.test_cancel import STUB_LINE
 
 async def run_once(editor, uri: str) -> dict:
     [action] = await editor.code_actions(uri, STUB_LINE)
-    return await editor.execute(action.command)
+    return await editor.run(action.command)
 
 
 async def test_bad_values_get_a_message_and_the_default(fake: FakeOpenAI, project: Path, tmp_path: Path):
