@@ -34,6 +34,8 @@ class Editor:
         self.before_apply: Callable[[], None] | None = None
         """Runs when an edit arrives, before it is applied: to type 'while it is in flight'."""
 
+        self.closing = asyncio.Event()
+        """Set when the test ends: handlers that hold an answer back let go (see `never_answer`)."""
         self.on_edit: Callable[[types.ApplyWorkspaceEditParams], Awaitable[Any]] | None = None
         """Replaces how this editor answers `workspace/applyEdit` (editors that misbehave)."""
 
@@ -56,10 +58,22 @@ class Editor:
     def uri(self, name: str) -> str:
         return (self.root / name).as_uri()
 
-    def open(self, name: str, text: str) -> str:
+    def open(self, name: str | Path, text: str) -> str:
+        """Write the file (a name in the first folder, or a whole path) and open it."""
         path = self.root / name
         path.write_text(text, encoding="utf-8")
         uri = path.as_uri()
+        self.texts[uri], self.versions[uri] = text, 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
+        return uri
+
+    def open_untitled(self, name: str, text: str) -> str:
+        """A buffer that was never saved: no file, an `untitled:` uri as VS Code gives it."""
+        uri = f"untitled:{name}"
         self.texts[uri], self.versions[uri] = text, 1
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -104,10 +118,17 @@ class Editor:
         self.applied.append(params)
         if self.before_apply is not None:
             self.before_apply()
-        for change in params.edit.document_changes or []:
+        unversioned = [
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=edits
+            )
+            for uri, edits in (params.edit.changes or {}).items()
+        ]
+        for change in [*(params.edit.document_changes or []), *unversioned]:
             assert isinstance(change, types.TextDocumentEdit), change
             uri = change.text_document.uri
-            if change.text_document.version != self.versions.get(uri):
+            version = change.text_document.version
+            if version is not None and version != self.versions.get(uri):
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the document changed")
             text = self.texts[uri]
             index = LineIndex(text, self.codec)
@@ -119,6 +140,11 @@ class Editor:
                 text = text[:start] + new_text + text[end:]
             self._changed(uri, text, [types.TextDocumentContentChangeWholeDocument(text=text)])
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    async def never_answer(self) -> None:
+        """For an `on_edit` handler: no answer while the test runs (pygls' client cannot stop while
+        a request handler is pending, so it lets go when the editor stops)."""
+        await self.closing.wait()
 
     # requests --------------------------------------------------------------------------------
     async def code_actions(
@@ -169,7 +195,7 @@ class Editor:
                         return {
                             "status": status["outcome"],
                             "message": status["message"],
-                            "attempts": status.get("attempt") or 0,
+                            "attempts": status["attempts"],
                             "runId": run_id,
                         }
                 self._status_seen.clear()
@@ -219,7 +245,9 @@ async def start_editor(
     initialization_options: dict[str, Any] | None = None,
     configuration: dict[str, Any] | None = None,
     capabilities: types.ClientCapabilities | None = None,
+    folders: list[Path] | None = None,
 ) -> Editor:
+    """`folders`: the workspace folders (default: `root` alone); the server runs in `root`."""
     client = make_test_lsp_client()
     _read_code_actions_like_editors_do(client)
     if configuration is not None:
@@ -230,7 +258,9 @@ async def start_editor(
         types.InitializeParams(
             capabilities=capabilities or client_capabilities(name),
             root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            workspace_folders=[
+                types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name) for folder in folders or [root]
+            ],
             initialization_options=initialization_options,
         )
     )
@@ -251,6 +281,7 @@ def _read_code_actions_like_editors_do(client: LanguageClient) -> None:
 
 
 async def stop_editor(editor: Editor) -> None:
+    editor.closing.set()
     try:
         await asyncio.wait_for(editor.client.shutdown_session(), 20)
     finally:

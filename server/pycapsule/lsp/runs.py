@@ -289,7 +289,7 @@ class Runs:
         state: State = "error" if status == "error" else "generating" if still_running else "idle"
         send_status(
             self._server, state, message, name=run.name, running=max(still_running, 0),
-            attempt=attempts or None, run_id=run.id, outcome=status,
+            run_id=run.id, outcome=status, attempts=attempts,
         )
         if still_running == 0:
             self._server.close_retired_engines()

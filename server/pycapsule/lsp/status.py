@@ -2,7 +2,7 @@
 
 `pycapsule/status` params: {"state": "idle" | "generating" | "error", "attempt": int | None,
 "maxAttempts": int | None, "name": str | None, "message": str, "running": int, "runId": str | None,
-"outcome": str | None}. Editors show it in a status bar; `running` counts the generations still going
+"outcome": str | None, "attempts": int | None}. Editors show it in a status bar; `running` counts the generations still going
 on. The last notification of a run carries its `runId` and its `outcome` (the run's end status:
 passed, not_verified, unconfirmed, gave_up, cancelled, refused, error), with `attempts` and the
 end `message`; that is how a client learns how the run it started ended.
@@ -30,6 +30,7 @@ def send_status(
     running: int = 0,
     run_id: str | None = None,
     outcome: str | None = None,
+    attempts: int | None = None,
 ) -> None:
     server.protocol.notify(
         STATUS,
@@ -42,6 +43,7 @@ def send_status(
             "running": running,
             "runId": run_id,
             "outcome": outcome,
+            "attempts": attempts,
         },
     )
 
