@@ -16,8 +16,8 @@ from tests.editors.scenario import (
     MAX_ATTEMPTS,
     STUB_FILE,
     STUB_SOURCE,
-    documented_block,
     doctest_failures,
+    documented_block,
     editor_environment,
     require_tool,
 )

@@ -120,7 +120,8 @@ class Editor:
             self.before_apply()
         unversioned = [
             types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=edits
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=edits,
             )
             for uri, edits in (params.edit.changes or {}).items()
         ]

@@ -5,7 +5,6 @@ answering meanwhile (also `shutdown`)."""
 from __future__ import annotations
 
 import asyncio
-
 from pathlib import Path
 
 from lsprotocol import types
@@ -102,7 +101,8 @@ async def test_a_self_debug_run_offers_a_cancel_action(editor: Editor, fake: Fak
 
 async def test_shutdown_during_a_run_answers_cleanly(fake: FakeOpenAI, project: Path, tmp_path: Path):
     fake.queue(ADD_RIGHT)
-    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path), TEST_OPTIONS)
+    env = server_env(fake.base_url, tmp_path)
+    editor = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
     edit_arrived, release, released = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def never_answer(params: types.ApplyWorkspaceEditParams) -> None:

@@ -60,7 +60,8 @@ async def test_unsaved_buffers_show_only_their_own_runs_of_this_session(
         assert (await editor.run(action.command))["status"] == "passed"
 
         mine = await editor.hover(first, DEF_LINE, 5)
-        assert mine is not None and "**passed**" in mine.contents.value and "**failed**" in mine.contents.value
+        assert mine is not None
+        assert "**passed**" in mine.contents.value and "**failed**" in mine.contents.value
         assert await editor.hover(second, DEF_LINE, 5) is None, "another buffer's runs"
     finally:
         await stop_editor(editor)

@@ -113,7 +113,7 @@ def _generate_actions(
 
 
 def is_ours(diagnostic: types.Diagnostic) -> bool:
-    """Our doctest diagnostic, as sent or as a client that keeps only range, code and message sends it back."""
+    """Our doctest diagnostic, as sent, or as sent back by a client that keeps only range, code, message."""
     if diagnostic.source is not None:
         return diagnostic.source == SOURCE
     return diagnostic.code == CODE_FAILED

@@ -58,13 +58,16 @@ async def apply_outcome(
     started_from: ParsedDocument,
     capsule: Capsule,
     edits: Sequence[OffsetEdit],
-    options: EditorOptions = EditorOptions(),
+    options: EditorOptions | None = None,
 ) -> Applied:
     """Never changes text the user typed during the run."""
+    options = options or EditorOptions()
     uri = started_from.uri
     reason = "the editor did not apply the edit"
     preview = options.diff_preview and _supports_annotations(server)
-    wait_seconds = max(options.apply_edit_timeout, _PREVIEW_SECONDS) if preview else options.apply_edit_timeout
+    wait_seconds = options.apply_edit_timeout
+    if preview:
+        wait_seconds = max(wait_seconds, _PREVIEW_SECONDS)
     if not _declares_apply_edit(server):
         log(server, "the editor says it cannot apply edits; sending the edit anyway (many apply it)")
     for _ in range(_TRIES):
@@ -75,7 +78,8 @@ async def apply_outcome(
         except Conflict as exc:
             return Applied(
                 "refused",
-                f"`{capsule.name}` was not changed: {exc}. Your text is untouched; run it again to regenerate.",
+                f"`{capsule.name}` was not changed: {exc}. "
+                "Your text is untouched; run it again to regenerate.",
             )
         expected = _applied_text(current_text, moved)
         params = types.ApplyWorkspaceEditParams(
@@ -169,9 +173,10 @@ def _workspace_edit(
     return types.WorkspaceEdit(changes={uri: list(plain)})  # type: ignore[arg-type]
 
 
-def _document_edit(
-    uri: str, version: int | None, edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
-) -> types.TextDocumentEdit:
+_Edits = list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
+
+
+def _document_edit(uri: str, version: int | None, edits: _Edits) -> types.TextDocumentEdit:
     return types.TextDocumentEdit(
         text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits
     )

@@ -89,7 +89,9 @@ async def _start(ls: PycapsuleServer, arguments: tuple[Any, ...], mode: Mode) ->
         raise _invalid(f"{target['uri']} cannot be read: {exc}") from None
     if document.syntax_error is not None:
         # The doctests import the whole module, so nothing can run until the file parses again.
-        message = f"nothing was started: the file does not parse ({document.syntax_error.message}); fix that first."
+        message = (
+            f"nothing was started: the file does not parse ({document.syntax_error.message}); fix that first."
+        )
         show(ls, message, types.MessageType.Warning)
         return {"status": "error", "message": message}
     function = _function(document, target)

@@ -73,8 +73,8 @@ def render(name: str, records: list[AttemptRecord], *, markdown: bool = True) ->
         tokens = record.prompt_tokens + record.completion_tokens
         seconds = record.model_seconds + record.check_seconds
         line = (
-            f"- {when} · {code(record.model)} · {strong(record.verdict)} (attempt {record.attempt}, {record.mode})"
-            f" · {tokens} tokens · {seconds:.1f} s"
+            f"- {when} · {code(record.model)} · {strong(record.verdict)}"
+            f" (attempt {record.attempt}, {record.mode}) · {tokens} tokens · {seconds:.1f} s"
         )
         error = record.first_error_line.replace("`", "'") if markdown else record.first_error_line
         if error and record.verdict != "passed":

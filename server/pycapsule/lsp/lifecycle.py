@@ -97,5 +97,7 @@ async def _pull_configuration(ls: PycapsuleServer) -> bool:
         log(ls, f"the editor did not send its settings: {exc}", types.MessageType.Warning)
         return False
     answer = list(answer or [])
-    ls.folder_values = {scope: editor_values(answer[i] if i < len(answer) else None) for i, scope in enumerate(scopes)}
+    ls.folder_values = {
+        scope: editor_values(answer[i] if i < len(answer) else None) for i, scope in enumerate(scopes)
+    }
     return True

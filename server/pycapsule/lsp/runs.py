@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from lsprotocol import types
 
 from pycapsule.capsule import Capsule
+from pycapsule.history import AttemptRecord
 from pycapsule.lsp.apply import apply_outcome
 from pycapsule.lsp.documents import ParsedDocument
 from pycapsule.lsp.progress import RunProgress
-from pycapsule.history import AttemptRecord
 from pycapsule.lsp.status import State, log, send_status, show
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class Runs:
             await progress.begin(f"{verb} `{capsule.name}`", "starting")
             run.progress_token = progress.token
             if progress.token is None:
-                show(self._server, f"{verb} `{capsule.name}`… (cancel: the code action on it, or pycapsule.cancel)")
+                show(self._server, f"{verb} `{capsule.name}`… (to stop it: the code action on it again)")
             self._status("generating", f"{verb} `{capsule.name}`", run)
             return await self._drive(run, document, capsule, run.mode, progress)
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging

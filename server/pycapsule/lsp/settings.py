@@ -47,12 +47,15 @@ def editor_options(values: Mapping[str, Any], warnings: list[str]) -> EditorOpti
     defaults = EditorOptions()
     preview = found.get("diff_preview", defaults.diff_preview)
     if not isinstance(preview, bool):
-        warnings.append(f"Setting 'diffPreview' must be true or false; using {str(defaults.diff_preview).lower()}.")
+        warnings.append(
+            f"Setting 'diffPreview' must be true or false; using {str(defaults.diff_preview).lower()}."
+        )
         preview = defaults.diff_preview
     timeout = found.get("apply_edit_timeout", defaults.apply_edit_timeout)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
         warnings.append(
-            f"Setting 'applyEditTimeout' must be a number of seconds in (0, 3600]; using {defaults.apply_edit_timeout:g}."
+            "Setting 'applyEditTimeout' must be a number of seconds in (0, 3600]; "
+            f"using {defaults.apply_edit_timeout:g}."
         )
         timeout = defaults.apply_edit_timeout
     return EditorOptions(preview, float(timeout))
@@ -64,7 +67,9 @@ class Resolved:
     options: EditorOptions
 
 
-def resolve(start: Path | None, initialization: Mapping[str, Any], configuration: Mapping[str, Any]) -> Resolved:
+def resolve(
+    start: Path | None, initialization: Mapping[str, Any], configuration: Mapping[str, Any]
+) -> Resolved:
     """Settings for the file or folder `start`; the editor's values win over the project's file."""
     overrides = {**initialization, **configuration}
     warnings: list[str] = []
