@@ -2,10 +2,10 @@
 
 `pycapsule/status` params: {"state": "idle" | "generating" | "error", "attempt": int | None,
 "maxAttempts": int | None, "name": str | None, "message": str, "running": int, "runId": str | None,
-"outcome": str | None, "attempts": int | None}. Editors show it in a status bar; `running` counts the
-generations still going on. The last notification of a run carries its `runId` and its `outcome`
-(the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused, error), with `attempts` and the
-end `message`; that is how a client learns how the run it started ended.
+"outcome": str | None, "attempts": int | None}. Editors show it in a status bar; `running` counts
+the generations still going on. The last notification of a run carries its `runId` and its
+`outcome` (the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused,
+error), with `attempts` and the end `message`: how a client learns how the run it started ended.
 """
 
 from __future__ import annotations
