@@ -45,6 +45,8 @@ class Example:
     """The expected output, as doctest reads it."""
     line: int
     """1-based line of the example's '>>>' in the module."""
+    skipped: bool = False
+    """Marked `+SKIP`: shown, never run, so it verifies nothing."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class Capsule:
     @property
     def verified_by_doctests(self) -> bool:
         """False when there is nothing to run: a result for this capsule must say 'not verified'."""
-        return bool(self.examples) and self.doctest_error is None
+        return any(not e.skipped for e in self.examples) and self.doctest_error is None
 
     @property
     def class_names(self) -> tuple[str, ...]:
@@ -193,8 +195,18 @@ def _leading_whitespace(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t\f"))]
 
 
+def nul_byte_line(source: str) -> int | None:
+    """The line of the first NUL character, which no Python source may hold (older 3.11s raise
+    ValueError for it, newer ones a SyntaxError without a line)."""
+    index = source.find("\0")
+    return None if index < 0 else source.count("\n", 0, index) + 1
+
+
 def parse_module(source: str) -> ast.Module:
     """ast.parse with a one-sentence CapsuleError instead of a SyntaxError."""
+    line = nul_byte_line(source)
+    if line is not None:
+        raise CapsuleError(f"The module has a syntax error at line {line}: a NUL byte.", line)
     try:
         return ast.parse(source)
     except SyntaxError as error:
@@ -202,7 +214,7 @@ def parse_module(source: str) -> ast.Module:
         where = f" at line {line}" if line else ""
         raise CapsuleError(f"The module has a syntax error{where}: {error.msg}.", line) from None
     except (ValueError, RecursionError, MemoryError) as error:
-        raise CapsuleError(f"The module cannot be parsed: {error}.") from None
+        raise CapsuleError(f"The module cannot be parsed: {error or type(error).__name__}.") from None
 
 
 _BLOCKS = (
@@ -210,30 +222,46 @@ _BLOCKS = (
 )
 
 
-def _functions(module: ast.Module) -> list[tuple[str, _FunctionNode, ast.stmt]]:
-    """(qualname, node, top-level statement holding it) for every function, in source order."""
-    found: list[tuple[str, _FunctionNode, ast.stmt]] = []
+@dataclass(frozen=True)
+class Definition:
+    qualname: str
+    """'f', 'C.m', 'outer.inner', 'C' (no '<locals>')."""
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    top: ast.stmt
+    """The module-level statement that holds it."""
+    in_function: bool
+    """Defined inside a function's body: not an attribute of the module or a class at run time."""
 
-    def visit(statements: list[ast.stmt], prefix: str, top: ast.stmt | None) -> None:
+
+def definitions(module: ast.Module) -> list[Definition]:
+    """Every function and class, in source order: the one walker every part of pycapsule uses."""
+    found: list[Definition] = []
+
+    def visit(statements: list[ast.stmt], prefix: str, top: ast.stmt | None, in_function: bool) -> None:
         for statement in statements:
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 qualname = f"{prefix}{statement.name}"
-                found.append((qualname, statement, top or statement))
-                visit(statement.body, f"{qualname}.", top or statement)
-            elif isinstance(statement, ast.ClassDef):
-                visit(statement.body, f"{prefix}{statement.name}.", top or statement)
+                found.append(Definition(qualname, statement, top or statement, in_function))
+                is_function = not isinstance(statement, ast.ClassDef)
+                visit(statement.body, f"{qualname}.", top or statement, in_function or is_function)
             elif isinstance(statement, _BLOCKS):
-                # Functions defined under if/try/with/for/match keep their enclosing scope's prefix.
+                # Definitions under if/try/with/for/while/match keep their enclosing scope's prefix.
                 holder = top or statement
                 for field in ("body", "orelse", "finalbody"):
-                    visit(getattr(statement, field, None) or [], prefix, holder)
+                    visit(getattr(statement, field, None) or [], prefix, holder, in_function)
                 for handler in getattr(statement, "handlers", None) or []:
-                    visit(handler.body, prefix, holder)
+                    visit(handler.body, prefix, holder, in_function)
                 for case in getattr(statement, "cases", None) or []:
-                    visit(case.body, prefix, holder)
+                    visit(case.body, prefix, holder, in_function)
 
-    visit(module.body, "", None)
+    visit(module.body, "", None, False)
     return found
+
+
+def _functions(module: ast.Module) -> list[tuple[str, _FunctionNode, ast.stmt]]:
+    """(qualname, node, top-level statement holding it) for every function, in source order."""
+    return [(d.qualname, d.node, d.top) for d in definitions(module)
+            if isinstance(d.node, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
 def is_stub_statement(statement: ast.stmt) -> bool:
@@ -321,14 +349,18 @@ def _examples(
     first, last = doc_node.lineno, doc_node.end_lineno or doc_node.lineno
     if last - first == docstring.count("\n"):
         # The literal spans as many lines as its value: line numbers map one to one.
-        return tuple(Example(e.source, e.want, first + e.lineno) for e in found), None
+        return tuple(Example(e.source, e.want, first + e.lineno, _skipped(e)) for e in found), None
     # Escaped or joined newlines in the literal: find each prompt's line in the source instead.
     prompt_lines = [n for n in range(first, last + 1) if ">>>" in lines.line_text(n)]
     examples = []
     for index, example in enumerate(found):
         line = prompt_lines[index] if index < len(prompt_lines) else first
-        examples.append(Example(example.source, example.want, line))
+        examples.append(Example(example.source, example.want, line, _skipped(example)))
     return tuple(examples), None
+
+
+def _skipped(example: doctest.Example) -> bool:
+    return bool(example.options.get(doctest.SKIP))
 
 
 def _capsule(

@@ -1,4 +1,11 @@
-"""Settings: defaults <- `[tool.pycapsule]` in the nearest pyproject.toml <- environment <- overrides.
+"""Settings: defaults <- the user's config file <- `[tool.pycapsule]` in the nearest pyproject.toml
+<- environment <- overrides (the command line, the editor's settings).
+
+The trust rule: a project's file comes with the repository, so it may tune the loop but never decide
+where code runs or what is sent where. The keys in `USER_ONLY_KEYS` are read only from the user's own
+configuration (the config file in the platform's config dir, or $PYCAPSULE_CONFIG; the environment;
+the command line; the editor's user settings); a project file that sets one gets a one-line warning
+naming the key and the file, and is otherwise ignored.
 
 Bad values never stop the tool: each one becomes a one-sentence warning naming the key, where it
 came from and the default used instead. The API key is a `SecretStr`: it is never printed, logged,
@@ -15,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from pycapsule.sandbox.roots import shared_folder
 
 
 class Settings(BaseModel):
@@ -71,6 +81,17 @@ class Settings(BaseModel):
 
 DEFAULTS = Settings()
 _KEYS = frozenset(Settings.model_fields)
+USER_ONLY_KEYS = frozenset({"sandbox", "base_url", "api_key_env"})
+"""Settings that widen what runs where or what is sent: never taken from a project's file."""
+CONFIG_ENV = "PYCAPSULE_CONFIG"
+
+
+def user_config_file(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's own config file: $PYCAPSULE_CONFIG, else config.toml in the platform's config dir."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV])
+    return platformdirs.user_config_path("pycapsule") / "config.toml"
 
 
 @dataclass
@@ -101,26 +122,54 @@ def find_pyproject(start: Path | None) -> Path | None:
 
 
 def project_root(path: Path | None) -> Path | None:
-    """The folder of the nearest pyproject.toml or .git above `path`, else the file's own folder."""
+    """The folder the sandbox shows of `path`'s project: the nearest folder above it marked by a
+    pyproject.toml or .git, else the file's own folder; never a shared folder ($HOME, /, /tmp, ...,
+    see `shared_folder`): a marker there does not count, and a loose file directly in one gets None
+    (the sandbox then sees only the file itself)."""
     if path is None:
         return None
-    folders = _folders_up(path)
+    folders = [f for f in _folders_up(path) if not shared_folder(f)]
     marked = (f for f in folders if (f / "pyproject.toml").is_file() or (f / ".git").exists())
-    return next(marked, folders[0])
+    own = _folders_up(path)[0]
+    return next(marked, None if shared_folder(own) else own)
 
 
-def _from_pyproject(path: Path, warnings: list[str]) -> dict[str, Any]:
+def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        warnings.append(
-            f"{path} could not be read ({_one_line(error)}); its [tool.pycapsule] settings are ignored.")
+        warnings.append(f"{path} could not be read ({_one_line(error)}); its settings are ignored.")
+        return None
+
+
+def _from_pyproject(path: Path, warnings: list[str], user_file: Path) -> dict[str, Any]:
+    data = _read_toml(path, warnings)
+    if data is None:
         return {}
-    table = data.get("tool", {}).get("pycapsule", {})
+    tool = data.get("tool", {})
+    table = tool.get("pycapsule", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
         warnings.append(f"[tool.pycapsule] in {path} is not a table; it is ignored.")
         return {}
-    return table
+    for key in [k for k in table if snake_case(str(k)) in USER_ONLY_KEYS]:
+        warnings.append(
+            f"Setting '{key}' in {path} is ignored: a project may not choose where code runs or what "
+            f"is sent; set it in your own configuration ({user_file}, the environment, the "
+            "command line or your editor's user settings)."
+        )
+    return {k: v for k, v in table.items() if snake_case(str(k)) not in USER_ONLY_KEYS}
+
+
+def _from_user_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """Top-level keys of the user's config file (a [tool.pycapsule] table there works too)."""
+    if not path.is_file():
+        return {}
+    data = _read_toml(path, warnings)
+    if data is None:
+        return {}
+    tool = data.get("tool")
+    table = tool.get("pycapsule", data) if isinstance(tool, dict) else data
+    return {k: v for k, v in table.items() if k != "tool"} if isinstance(table, dict) else {}
 
 
 def _from_environment(environ: Mapping[str, str], api_key_env: str) -> dict[str, Any]:
@@ -131,6 +180,8 @@ def _from_environment(environ: Mapping[str, str], api_key_env: str) -> dict[str,
         values["api_key"] = environ[api_key_env]
     if environ.get("PYCAPSULE_MODEL"):
         values["model"] = environ["PYCAPSULE_MODEL"]
+    if environ.get("PYCAPSULE_SANDBOX"):
+        values["sandbox"] = environ["PYCAPSULE_SANDBOX"]
     return values
 
 
@@ -180,16 +231,25 @@ def load_settings(
     """Settings for a file or folder `start`; `overrides` (CLI flags, LSP options) win; None = unset."""
     environ = os.environ if environ is None else environ
     warnings: list[str] = []
+    user_file = user_config_file(environ)
+    user_values = _from_user_file(user_file, warnings)
     pyproject = find_pyproject(start)
-    file_values = _from_pyproject(pyproject, warnings) if pyproject else {}
+    file_values = _from_pyproject(pyproject, warnings, user_file) if pyproject else {}
     override_values = dict(overrides or {})
-    # the key's variable name may itself be configured, so find it before reading the environment
+    # the key's variable name may itself be configured (by the user only), so find it before
+    # reading the environment
     key_env = next(
-        (str(v) for layer in (override_values, file_values) for k, v in layer.items()
+        (str(v) for layer in (override_values, user_values) for k, v in layer.items()
          if snake_case(str(k)) == "api_key_env" and isinstance(v, str) and v),
         DEFAULTS.api_key_env,
     )
+    if "api_key" in {snake_case(str(k)) for k in user_values}:
+        warnings.append(
+            f"Setting 'api_key' in {user_file} is ignored: keep secrets out of files and set ${key_env}."
+        )
+        user_values = {k: v for k, v in user_values.items() if snake_case(str(k)) != "api_key"}
     layers: list[tuple[str, Mapping[str, Any]]] = [
+        (str(user_file), user_values),
         (str(pyproject) if pyproject else "pyproject.toml", file_values),
         ("the environment", _from_environment(environ, key_env)),
         (overrides_source, override_values),
@@ -199,6 +259,6 @@ def load_settings(
             f"Setting 'api_key' in {pyproject} is ignored: keep secrets out of files and set ${key_env}."
         )
         file_values = {k: v for k, v in file_values.items() if snake_case(str(k)) != "api_key"}
-        layers[0] = (layers[0][0], file_values)
+        layers[1] = (layers[1][0], file_values)
     settings = _validate(_merge(layers, warnings), warnings)
     return LoadedSettings(settings, warnings, pyproject)

@@ -20,7 +20,7 @@ from pycapsule.capsule import Capsule
 from pycapsule.config import Settings
 from pycapsule.executor import doctest_job
 from pycapsule.history import History
-from pycapsule.loop import Event, Finished, Notice, Outcome, self_debug
+from pycapsule.loop import Event, Finished, Notice, Outcome, import_problem, self_debug
 from pycapsule.programmer import ModelError, ModelSettings, Programmer
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
 
@@ -118,6 +118,12 @@ class Engine:
         cancel = cancel or threading.Event()
         try:
             sandbox = self.sandbox()
+            problem, checked = import_problem(capsule, sandbox, self.settings)
+            if problem:  # else the loop shows the sandbox's warnings with its first attempt
+                for warning in checked.warnings:
+                    yield Notice(warning)
+                yield _error(capsule, problem)
+                return
             yield from self._programmer_events()
             if self._endpoint is not None and not self._endpoint.alive:
                 self._restart_embedded()

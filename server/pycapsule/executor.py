@@ -8,6 +8,7 @@ from pathlib import Path
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
 from pycapsule.debugging.errors import condense, headline
+from pycapsule.project import loose_name, module_import
 from pycapsule.sandbox.api import Job, RunResult, Sandbox
 
 
@@ -28,27 +29,31 @@ class Verdict:
         return "failed" if self.result.status in ("ok", "error") else self.result.status
 
 
-def module_name_for(path: Path | None) -> str:
-    """A real file imports under its own name, so its `if __name__ == "__main__":` block stays quiet."""
-    if path is None:
-        return "__main__"
-    name = path.stem.replace("-", "_")
-    return name if name.isidentifier() else "module"
-
-
 def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None, timeout: float,
                 root: Path | None = None) -> Job:
-    """The module's top-level code runs first, as on import, then the doctests of `targets` (None: all).
+    """The module's top-level code runs first, imported as its project imports it, then the doctests of
+    `targets` (None: the whole module, as doctest and pytest find them).
 
-    `root`: the project folder made importable (default: found from `path`).
-    """
+    `root`: the project folder made readable (default: found from `path`). A text with no file runs as a
+    loose `__main__` module."""
+    if path is None:
+        return Job(source=source, filename="capsule.py", doctest_targets=targets, timeout=timeout,
+                   project_root=root)
+    root = root or project_root(path)
+    if root is None:  # a loose file in a shared folder: the sandbox shows nothing but the text itself
+        return Job(source=source, filename=path.name, module_name=loose_name(path), doctest_targets=targets,
+                   timeout=timeout)
+    found = module_import(path, root)
     return Job(
         source=source,
-        filename=path.name if path is not None else "capsule.py",
-        module_name=module_name_for(path),
+        filename=path.name,
+        module_name=found.name,
         doctest_targets=targets,
         timeout=timeout,
-        project_root=root if root is not None else project_root(path),
+        project_root=found.root,
+        module_path=found.path,
+        import_paths=found.import_paths,
+        optionflags=found.optionflags,
     )
 
 

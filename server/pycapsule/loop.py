@@ -21,6 +21,7 @@ from typing import Literal
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import Settings, project_root
+from pycapsule.debugging.errors import headline
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
@@ -36,7 +37,7 @@ from pycapsule.programmer import (
     fix_messages,
     restart_messages,
 )
-from pycapsule.sandbox.api import Sandbox
+from pycapsule.sandbox.api import RunResult, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +143,26 @@ def self_debug(
     """Events up to and including one `Finished`; never raises for model, code or sandbox failures."""
     run = _Run(capsule, programmer, sandbox, settings, cancel or threading.Event(), context, history)
     return run.events(start_body)
+
+
+def import_problem(capsule: Capsule, sandbox: Sandbox, settings: Settings) -> tuple[str | None, RunResult]:
+    """One sentence when the module cannot be imported for a reason outside the target function (a
+    missing package, a failing statement elsewhere): no body can fix that, so no model is asked."""
+    job = replace(job_for(capsule, capsule.module_source, settings.job_timeout, project_root(capsule.path)),
+                  doctest_targets=(), doctests=())
+    result = sandbox.run(job)
+    if result.status == "ok":
+        return None, result
+    error = result.module_error
+    if error is not None and error.line is not None and capsule.def_line <= error.line <= capsule.end_line:
+        return None, result  # the target's own code: the model's to fix
+    if error is None:
+        return (f"{capsule.qualname}: the module cannot be run as it stands ({headline(result)}); "
+                "fix that first"), result
+    where = error.origin or (f"line {error.line}" if error.line else "its imports")
+    message = " ".join(error.message.split())[:300]
+    return (f"{capsule.qualname}: the module cannot be imported ({where}: {error.type}: {message}); this is "
+            "outside the function, so no model was asked"), result
 
 
 class _Run:

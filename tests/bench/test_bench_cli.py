@@ -183,6 +183,7 @@ def test_direct_after_selfdebug_takes_each_tasks_first_attempt_without_asking_th
 
 def test_humaneval_et_reuses_the_same_prompts_generations_and_only_rescores(
         model: FakeOpenAI, tmp_path: Path) -> None:
+    tasks_of("humaneval-et")  # skipped with the reason where its data is absent (a clone elsewhere)
     out = tmp_path / "results"
     assert _bench(out) == 0
     asked = len(model.chat_requests)

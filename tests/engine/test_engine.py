@@ -54,3 +54,60 @@ def test_the_embedded_model_fills_a_function_when_no_endpoint_is_set(private_his
     assert sum(isinstance(e, AttemptStarted) for e in events) == outcome.attempts
     (record, *_) = History().attempts(Path("/nonexistent/mod.py"), "add")
     assert record.model.startswith("qwen2.5-coder-0.5b") and record.completion_tokens > 0
+
+
+def _package(tmp_path: Path, module: str) -> Path:
+    """A project with a package `shop` holding `prices.py` (the module under test) and a sibling."""
+    tmp_path.chmod(0o755)  # the sandbox reads the project as an unprivileged uid
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'shop'\n")
+    package = tmp_path / "src" / "shop"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "rates.py").write_text("VAT = {'food': 0.1, 'books': 0.0}\n")
+    path = package / "prices.py"
+    path.write_text(module)
+    return path
+
+
+PRICES = '''from .rates import VAT
+
+
+def _round(value):
+    return round(value, 2)
+
+
+def gross(net, kind):
+    """The price with VAT.
+
+    >>> gross(10, "food")
+    11.0
+    >>> gross(3, "books")
+    3.0
+    """
+    ...
+'''
+
+
+def test_a_body_using_a_relative_import_and_a_module_helper_passes_in_a_package(
+        tmp_path: Path, openai_server: FakeOpenAI) -> None:
+    path = _package(tmp_path, PRICES)
+    openai_server.queue("```python\ndef gross(net, kind):\n    return _round(net * (1 + VAT[kind]))\n```")
+    with Engine(Settings(base_url=openai_server.base_url, model="m")) as engine:
+        events = list(engine.generate(capsule_by_qualname(PRICES, "gross", path)))
+    outcome = events[-1].outcome
+    assert outcome.status == "passed", outcome.message
+    assert len(openai_server.chat_requests) == 1
+
+
+def test_an_import_error_outside_the_function_stops_before_any_model_call(
+        tmp_path: Path, openai_server: FakeOpenAI) -> None:
+    module = "import no_such_package_here\n" + PRICES
+    path = _package(tmp_path, module)
+    with Engine(Settings(base_url=openai_server.base_url, model="m")) as engine:
+        events = list(engine.generate(capsule_by_qualname(module, "gross", path)))
+    (finished,) = [event for event in events if isinstance(event, Finished)]
+    assert finished.outcome.status == "error"
+    assert "src/shop/prices.py:1: ModuleNotFoundError: No module named 'no_such_package_here'" \
+        in finished.outcome.message
+    assert "no model was asked" in finished.outcome.message
+    assert openai_server.chat_requests == []

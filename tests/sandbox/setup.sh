@@ -3,6 +3,7 @@
 # with setsid so it never holds CI's terminal); the sandbox image, loaded from $PYCAPSULE_CI_CACHE or
 # built once without a registry and saved there. Exports DOCKER_HOST for the tests.
 # Stop the engine with `pycapsule_stop_dockerd` (tests/run.sh should trap it on EXIT).
+# Also an ordinary account ($PYCAPSULE_TEST_USER) the hostile suite launches bwrap as (unprivileged).
 
 PYCAPSULE_DOCKERD_DIR="${PYCAPSULE_DOCKERD_DIR:-/tmp/pycapsule-dockerd}"
 export PYCAPSULE_IMAGE_CACHE="${PYCAPSULE_IMAGE_CACHE:-${PYCAPSULE_CI_CACHE:-$HOME/.cache/pycapsule-ci}/sandbox-image}"
@@ -48,6 +49,18 @@ pycapsule_start_dockerd() {
   return 1
 }
 
+export PYCAPSULE_TEST_USER="${PYCAPSULE_TEST_USER:-pycapsule-ci}"
+
+pycapsule_test_user_setup() {
+  id -u "$PYCAPSULE_TEST_USER" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "sandbox set-up: no user $PYCAPSULE_TEST_USER and not root: the bwrap-user tests will skip (fail in CI)"
+    return 0
+  fi
+  # no home, no login, no supplementary group: an account that owns nothing
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PYCAPSULE_TEST_USER"
+}
+
 pycapsule_sandbox_setup() {
   local missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
@@ -63,6 +76,7 @@ pycapsule_sandbox_setup() {
     fi
   fi
 
+  pycapsule_test_user_setup
   export DOCKER_HOST="unix://$PYCAPSULE_DOCKERD_DIR/docker.sock"
   if ! pycapsule_docker_ping && command -v dockerd >/dev/null && [ "$(id -u)" = 0 ]; then
     # overlay2 first; vfs (slower, copies the image per container) where / cannot carry overlayfs

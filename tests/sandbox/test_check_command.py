@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,48 @@ def test_the_module_is_imported_under_its_name_so_a_main_block_does_not_run(proj
     done = check(str(project / "script.py"), "--backend", "bwrap")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS  f (1 examples)" in done.stdout
+
+
+READS_A_SECRET = '''
+def peek():
+    """
+    >>> peek()
+    'nothing'
+    """
+    try:
+        return open({secret!r}).read()
+    except OSError:
+        return 'nothing'
+'''
+
+
+def test_a_cloned_projects_file_cannot_switch_the_sandbox_off(project: Path, tmp_path_factory) -> None:
+    secret = tmp_path_factory.mktemp("elsewhere") / "secret.txt"
+    secret.write_text("HOST-SECRET")
+    (project / "pyproject.toml").write_text('[tool.pycapsule]\nsandbox = "unsafe-subprocess"\n')
+    (project / "peek.py").write_text(READS_A_SECRET.format(secret=str(secret)))
+    done = check(str(project / "peek.py"))
+    assert done.returncode == 0, done.stdout + done.stderr  # it ran sandboxed: the secret stayed out
+    assert "HOST-SECRET" not in done.stdout
+    assert "does not protect the file system" not in done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "'sandbox'" in line]
+    assert str(project / "pyproject.toml") in warning and "ignored" in warning
+
+
+def test_a_loose_file_in_home_cannot_read_home() -> None:
+    # A home anyone may read (as many are): only the root policy keeps it out, not its permissions.
+    home = Path(tempfile.mkdtemp(prefix="pycapsule-home-", dir="/var/tmp"))
+    home.chmod(0o755)
+    (home / ".aws").mkdir()
+    canary = home / ".aws" / "credentials"
+    canary.write_text("HOME-SECRET")
+    loose = home / "loose.py"
+    loose.write_text(READS_A_SECRET.format(secret=str(canary)))
+    try:
+        done = subprocess.run([sys.executable, "-m", "pycapsule", "check", str(loose), "--backend", "bwrap"],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "HOME": str(home)})
+    finally:
+        shutil.rmtree(home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "HOME-SECRET" not in done.stdout

@@ -18,9 +18,19 @@ def sandbox_command(*args: str) -> subprocess.CompletedProcess[str]:
 def test_doctor_says_which_backends_work_and_why_not() -> None:
     done = sandbox_command("doctor")
     assert done.returncode == 0
-    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    lines = {line[:18].strip(): line for line in done.stdout.splitlines()}
     assert lines["bwrap"].endswith("works here")
-    assert set(lines) == {"bwrap", "docker", "unsafe-subprocess"}
+    assert set(lines) == {"bwrap", "docker", "unsafe-subprocess", "bwrap limits"}
+
+
+def test_doctor_says_which_whole_sandbox_limit_is_in_force() -> None:
+    done = sandbox_command("doctor")
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("bwrap limits")]
+    kind = line[18:].split(":")[0].strip()
+    # root gets a cgroup of its own where cgroups can be made; an ordinary user without a systemd
+    # session, the watchdog (the bwrap-user tests run the hostile suite under it)
+    expected = "cgroup" if os.geteuid() == 0 and os.access("/sys/fs/cgroup", os.W_OK) else None
+    assert kind in ("cgroup", "user-scope", "watchdog") and (expected is None or kind == expected), line
 
 
 def test_bench_prints_median_and_p90_for_warm_and_cold_and_their_ratio() -> None:

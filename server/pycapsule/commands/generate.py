@@ -33,6 +33,7 @@ from pycapsule.loop import (
     Outcome,
     TokensStreamed,
 )
+from pycapsule.terminal import terminal_safe
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = {"max_attempts": args.max_attempts, "model": args.model, "sandbox": args.backend}
     loaded = load_settings(target.path, overrides)
     for warning in loaded.warnings:
-        print(f"pycapsule: {warning}", file=sys.stderr)
+        print(terminal_safe(f"pycapsule: {warning}"), file=sys.stderr)
     if not qualnames:
         print(f"pycapsule: nothing to do: {target.path} has no stub functions.", file=sys.stderr)
         return 0 if not args.json else _print_json(target.path, [], "", False)
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             write_atomically(target.path, SourceFile(text, source.encoding), original_bytes)
             written = True
         except (OSError, FileChangedError) as error:
-            print(f"pycapsule: {target.path} was not written: {error}", file=sys.stderr)
+            print(terminal_safe(f"pycapsule: {target.path} was not written: {error}"), file=sys.stderr)
             outcomes.append(Outcome("error", str(error), None, (), 0, ""))
     passed = all(o.status == "passed" for o in outcomes)
     if written:
@@ -98,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(target.path, outcomes, diff, written)
     elif not args.write:
-        sys.stdout.write(diff)
+        # the model's code is untrusted: on a terminal, its control characters are shown, not obeyed
+        sys.stdout.write(terminal_safe(diff) if sys.stdout.isatty() else diff)
     return 0 if passed else 1
 
 
@@ -133,7 +135,7 @@ def write_atomically(path: Path, source: SourceFile, expected: bytes) -> None:
 # ---- output --------------------------------------------------------------------------------------
 
 def _fail(message: str) -> int:
-    print(f"pycapsule: {message}", file=sys.stderr)
+    print(terminal_safe(f"pycapsule: {message}"), file=sys.stderr)
     return 2
 
 
@@ -176,7 +178,7 @@ class _Progress:
         self.stream = stream
 
     def say(self, text: str) -> None:
-        print(f"pycapsule: {text}", file=self.stream, flush=True)
+        print(terminal_safe(f"pycapsule: {text}"), file=self.stream, flush=True)
 
     def follow(self, qualname: str, events: Any) -> Outcome:
         event: Event
@@ -195,7 +197,7 @@ class _Progress:
         elif isinstance(event, AttemptFinished) and not event.passed:
             self.say(f"{qualname}: attempt {event.attempt} failed: {event.headline}")
             for line in event.condensed.splitlines():
-                print(f"    {line}", file=self.stream)
+                print(terminal_safe(f"    {line}"), file=self.stream)
         elif isinstance(event, ModelRetrying):
             self.say(f"{qualname}: {event.reason}; retrying in {event.delay:.1f} s")
         elif isinstance(event, Notice):
@@ -220,23 +222,23 @@ class _RichProgress(_Progress):
         self.label = ""
 
     def say(self, text: str) -> None:
-        self.console.print(f"[bold]pycapsule[/]: {escape(text)}", markup=True, soft_wrap=True)
+        self.console.print(f"[bold]pycapsule[/]: {escape(terminal_safe(text))}", markup=True, soft_wrap=True)
 
     def on_event(self, qualname: str, event: Event) -> None:
         if isinstance(event, AttemptStarted):
             self.tokens = 0
             self.label = (f"{qualname}: checking the current body" if event.mode == "check" else
                           f"{qualname}: attempt {event.attempt}/{event.max_attempts} ({event.mode})")
-            self._show(escape(self.label))
+            self._show(escape(terminal_safe(self.label)))
         elif isinstance(event, TokensStreamed):
             self.tokens += 1
-            self._show(escape(f"{self.label}: {self.tokens} pieces streamed"))
+            self._show(escape(terminal_safe(f"{self.label}: {self.tokens} pieces streamed")))
         elif isinstance(event, AttemptFinished) and not event.passed:
-            self.console.print(f"[red]{escape(qualname)}: attempt {event.attempt} failed[/]: "
-                               f"{escape(event.headline)}",
+            self.console.print(f"[red]{escape(terminal_safe(qualname))}: attempt {event.attempt} failed[/]: "
+                               f"{escape(terminal_safe(event.headline))}",
                                markup=True, highlight=False)
             for line in event.condensed.splitlines():
-                self.console.print(f"    {line}", markup=False, highlight=False)
+                self.console.print(terminal_safe(f"    {line}"), markup=False, highlight=False)
         elif isinstance(event, Finished):
             self.close()
             super().on_event(qualname, event)

@@ -53,13 +53,27 @@ def doctor(args: argparse.Namespace) -> int:
     from pycapsule.sandbox.select import available_backends
 
     working = 0
-    for name, problem in available_backends().items():
+    available = available_backends()
+    for name, problem in available.items():
         if problem is None:
             working += 1
             print(f"{name:18} works here")
         else:
             print(f"{name:18} unavailable: {problem}")
+    if available.get("bwrap", "") is None:
+        print(f"{'bwrap limits':18} {bwrap_whole_job_limit()}")
     return 0 if working else 1
+
+
+def bwrap_whole_job_limit() -> str:
+    """Which whole-sandbox limit bwrap gets on this machine, said in one line."""
+    from pycapsule.sandbox.bwrap import BwrapSandbox
+    from pycapsule.sandbox.job_limits import DESCRIPTIONS
+
+    with BwrapSandbox() as sandbox:
+        sandbox.start()
+        kind = sandbox.whole_job_limit
+    return f"{kind}: {DESCRIPTIONS[kind]}"
 
 
 def bench(args: argparse.Namespace) -> int:

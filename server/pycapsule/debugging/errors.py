@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pycapsule.capsule import Capsule
 from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, RunResult
+from pycapsule.sandbox.report import invisible_difference
 
 MAX_FAILURES_SHOWN = 3
 VALUE_LIMIT = 400
@@ -70,11 +71,13 @@ def _failure_lines(failure: ExampleFailure) -> list[str]:
     source = _example_source(failure)
     if failure.exception is not None:
         return _exception_lines(source, failure.exception)
-    return [
+    lines = [
         f"Failed example: {source}",
         f"Expected: {_value(failure.expected)}",
         f"Got: {_value(failure.got)}",
     ]
+    note = invisible_difference(failure.expected, failure.got)
+    return [*lines, f"Note: {note}."] if note else lines
 
 
 def _failures(result: RunResult, capsule: Capsule | None) -> list[ExampleFailure]:
@@ -152,4 +155,7 @@ def headline(result: RunResult) -> str:
         return f"doctest failed{count}: {source} raised {first.exception.type}: {message}".rstrip(": ")
     expected = _one_line(first.expected, HEADLINE_VALUE_LIMIT) or "nothing"
     got = _one_line(first.got, HEADLINE_VALUE_LIMIT) or "nothing"
+    note = invisible_difference(first.expected, first.got)
+    if note:
+        return f"doctest failed{count}: {source}: {note}"
     return f"doctest failed{count}: {source} expected {expected}, got {got}"

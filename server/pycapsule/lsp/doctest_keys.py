@@ -12,6 +12,8 @@ import ast
 import hashlib
 import re
 
+from pycapsule.capsule import SourceLines
+
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -21,7 +23,7 @@ class ModuleKeys:
 
     def __init__(self, source: str) -> None:
         tree = ast.parse(source)
-        lines = source.splitlines(keepends=True)
+        lines = SourceLines(source)  # Python's own line rule: a form feed does not end a line
         self._definitions: dict[str, str] = {}
         self._names: dict[str, set[str]] = {}
         self._lines: list[tuple[int, int, str]] = []
@@ -30,7 +32,7 @@ class ModuleKeys:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             last = node.end_lineno or node.lineno
             # Whole lines (ast.get_source_segment re-splits the source on every call: quadratic).
-            text = "".join(lines[first - 1 : last])
+            text = source[lines.start(first) : lines.end(last)]
             if isinstance(node, _DEFINITIONS):
                 # A name defined twice depends on both texts: the later one wins at run time.
                 self._definitions[node.name] = self._definitions.get(node.name, "") + text

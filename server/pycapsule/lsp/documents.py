@@ -20,6 +20,7 @@ from pygls.workspace.position_codec import PositionCodec
 from pycapsule.capsule import (
     Capsule,
     CapsuleError,
+    definitions,
     docstring_node,
     is_stub_statement,
     parse_module,
@@ -29,7 +30,6 @@ from pycapsule.lsp.positions import LineIndex
 
 _DEF_KEYWORD = re.compile(r"(?:async\s+)?def\s+")
 _DEFINITION_START = re.compile(r"@|def\s|async\s+def\s|class\s")
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 @dataclass(frozen=True)
@@ -47,34 +47,9 @@ class FunctionOutline:
 
 
 def _outline(module: ast.Module, index: LineIndex) -> tuple[FunctionOutline, ...]:
-    """Every function with the qualname rules of pycapsule.capsule (classes and functions nest names;
-    if/try/with/for/match blocks do not)."""
-    found: list[FunctionOutline] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in _children(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                qualname = f"{prefix}{child.name}"
-                found.append(_function(child, qualname, index))
-                visit(child, f"{qualname}.")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            else:
-                visit(child, prefix)
-
-    visit(module, "")
-    return tuple(found)
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    children: list[ast.AST] = []
-    for name in _BLOCK_FIELDS:
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            children.extend(
-                item for item in value if isinstance(item, ast.stmt | ast.excepthandler | ast.match_case)
-            )
-    return children
+    """Every function, found by the walker check, generate and the sandbox use (pycapsule.capsule)."""
+    return tuple(_function(d.node, d.qualname, index) for d in definitions(module)
+                 if isinstance(d.node, ast.FunctionDef | ast.AsyncFunctionDef))
 
 
 def _function(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pycapsule.config import LoadedSettings, load_settings, snake_case
+from pycapsule.config import LoadedSettings, Settings, load_settings, snake_case
 
 SECTION = "pycapsule"
 _EDITOR_SOURCE = "the editor's settings"
@@ -65,6 +65,14 @@ def editor_options(values: Mapping[str, Any], warnings: list[str]) -> EditorOpti
 class Resolved:
     loaded: LoadedSettings
     options: EditorOptions
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.loaded.warnings
 
 
 def resolve(

@@ -21,6 +21,28 @@ from typing import Literal, Protocol
 Status = Literal["ok", "error", "timeout", "memory", "killed", "crashed"]
 
 
+MODULE_DOCSTRING = "<module>"
+"""The qualname under which the module's own docstring is reported."""
+
+
+@dataclass(frozen=True)
+class DoctestItem:
+    """One docstring to run as a doctest, as the host found it in the job's source."""
+
+    qualname: str
+    """'f', 'C.m', 'outer.inner', or MODULE_DOCSTRING."""
+    docstring: str
+    """The docstring's value (uncleaned, as `__doc__` holds it)."""
+    line: int
+    """1-based line of the docstring literal's first line in the job's source."""
+    lookup: bool = False
+    """Run it only when `qualname` names an attribute of the module at run time (how doctest and pytest
+    find docstrings in a whole module: a function defined inside another, or in a branch not taken, is
+    not run)."""
+    error: str | None = None
+    """Why it cannot run (e.g. no such function): reported as the item's parse error."""
+
+
 @dataclass(frozen=True)
 class Job:
     source: str
@@ -28,8 +50,19 @@ class Job:
     filename: str = "capsule.py"
     """The name the module's code objects carry (shown in tracebacks). Only its basename is used inside."""
     module_name: str = "__main__"
+    """Dotted names ('pkg.sub.mod') are imported as the project would: parent packages first."""
     doctest_targets: tuple[str, ...] | None = None
-    """Qualnames whose doctests to run; None = every function/class in the module; () = none."""
+    """Qualnames whose doctests to run; None = every function/class in the module; () = none.
+    Ignored when `doctests` is given."""
+    doctests: tuple[DoctestItem, ...] | None = None
+    """The docstrings to run, found by the host (None: found from `doctest_targets`)."""
+    optionflags: tuple[str, ...] = ()
+    """Doctest option flag names for every example (pytest's `doctest_optionflags`)."""
+    module_path: Path | None = None
+    """The module's real file, inside `project_root`: its `__file__`, and what tracebacks name. None: a
+    scratch file in the sandbox's work folder."""
+    import_paths: tuple[Path, ...] = ()
+    """Folders inside `project_root` put first on sys.path (the project's source roots)."""
     timeout: float = 10.0
     """Wall-clock seconds for the whole job, enforced host-side."""
     output_limit: int = 64 * 1024
@@ -50,6 +83,8 @@ class ExceptionInfo:
     """That line's text, stripped."""
     traceback: str = ""
     """The user-code frames only, formatted; library frames dropped."""
+    origin: str | None = None
+    """'pkg/core.py:12': the innermost frame inside the project, relative to its root (None: none there)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +110,8 @@ class FunctionReport:
     failures: tuple[ExampleFailure, ...] = ()
     parse_error: str | None = None
     """Set when the docstring could not be parsed as doctests (e.g. inconsistent indentation)."""
+    skipped: int = 0
+    """Examples not run because of a SKIP option (they verify nothing)."""
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,16 @@ Run as root, bwrap is privileged and maps the sandbox to uid 0, for which the ke
 RLIMIT_NPROC; so the worker starts with only CAP_SETUID/CAP_SETGID and drops for good to a
 dedicated uid, unique per sandbox (no passwd entry, owns no host file). Run as a normal user,
 bwrap is unprivileged: a user namespace with further user namespaces disabled.
+
+`launch_as` runs bwrap as another, unprivileged account (root can thereby give the sandbox exactly
+what an ordinary user's gets: the tests run the hostile suite so), with an interpreter that account
+can read (`python`).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 import shutil
 import sys
@@ -21,8 +26,16 @@ from typing import Any
 
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.cgroup import PREFIX as CGROUP_PREFIX
+from pycapsule.sandbox.cgroup import SandboxCgroup
 from pycapsule.sandbox.cgroup import create as create_cgroup
 from pycapsule.sandbox.host_python import clean_import_path, covering_dirs, interpreter, interpreter_dirs
+from pycapsule.sandbox.job_limits import (
+    MemoryWatchdog,
+    scope_cgroup,
+    scope_environment,
+    user_scope_prefix,
+    user_scope_works,
+)
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.local_process import ProcessTransport
 from pycapsule.sandbox.protocol import BOOTSTRAP, Transport
@@ -49,8 +62,8 @@ def find_bwrap() -> str:
     return path
 
 
-def user_process_count() -> int:
-    uid = os.getuid()
+def user_process_count(uid: int | None = None) -> int:
+    uid = os.getuid() if uid is None else uid
     count = 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -104,12 +117,19 @@ class BwrapSandbox(WarmSandbox):
     name = "bwrap"
     start_timeout = 20.0
 
-    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS, *,
+                 launch_as: str | None = None, python: str | None = None):
         super().__init__(project_root, limits)
         self.bwrap = find_bwrap()
-        self.as_root = os.geteuid() == 0
-        self.foreign_uid = self.as_root
+        self.launch_as = pwd.getpwnam(launch_as) if launch_as else None
+        if self.launch_as is not None and not shutil.which("setpriv"):
+            raise SandboxUnavailable("setpriv (util-linux) is needed to launch the sandbox as another user.")
+        self.python = python
+        self.as_root = os.geteuid() == 0 and self.launch_as is None
+        self.foreign_uid = self.as_root or self.launch_as is not None
         self._launches = 0
+        self.whole_job_limit = "cgroup" if self.as_root else "watchdog"
+        """How the whole sandbox's memory is capped (see job_limits.py); set at each launch."""
         self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
 
     def start_failure_hint(self, reason: str) -> str:
@@ -134,11 +154,14 @@ class BwrapSandbox(WarmSandbox):
         else:
             args += ["--unshare-user", "--disable-userns"]
         args += system_args()
+        # /dev/shm (POSIX shared memory and semaphores) is a capped tmpfs and /dev/mqueue the IPC
+        # namespace's own message queues: both are emptied after every job, like /tmp.
         args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", scratch, "--tmpfs", "/dev/shm", "--mqueue", "/dev/mqueue",
                  "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
                  "--perms", "0777", "--size", scratch, "--tmpfs", WORK_DIR]
         plan = MountPlan()
-        roots = [*interpreter_dirs(), *(Path(p) for p in clean_import_path())]
+        roots = [*interpreter_dirs(self.python), *(Path(p) for p in clean_import_path(self.python))]
         if project_root is not None:
             roots.append(project_root)
         for path in covering_dirs(roots):
@@ -146,43 +169,69 @@ class BwrapSandbox(WarmSandbox):
         args += plan.args
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        args += ["--remount-ro", "/", "--chdir", WORK_DIR, "--", interpreter(), "-I", "-c", BOOTSTRAP]
+        args += ["--remount-ro", "/", "--chdir", WORK_DIR,
+                 "--", interpreter(self.python), "-I", "-c", BOOTSTRAP]
         return args
 
     def _launch(self, project_root: Path | None) -> tuple[Transport, dict[str, Any]]:
         limits = self.limits.to_wire()
         init: dict[str, Any] = {
             "op": "init",
-            "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path()),
+            "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path(self.python)),
+            "project_dir": str(project_root) if project_root else None,
             "work_dir": WORK_DIR,
-            "clean_dirs": [WORK_DIR, "/tmp"],
+            "clean_dirs": [WORK_DIR, "/tmp", "/dev", "/dev/shm", "/dev/mqueue"],
             "own_pid_namespace": True,
+            "own_ipc_namespace": True,
             "limits": limits,
         }
         if self.as_root:
             init["uid"] = self.uid
         else:
             # RLIMIT_NPROC counts every process of this uid, also those outside the sandbox.
-            limits["processes"] = user_process_count() + self.limits.processes
-        program = filter_program()
+            uid = self.launch_as.pw_uid if self.launch_as is not None else None
+            limits["processes"] = user_process_count(uid) + self.limits.processes
+        self._launches += 1
+        cgroup = None
+        if self.as_root:
+            cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
+                                   self.limits.sandbox_memory_bytes, self.limits.processes + 8)
+        scope = cgroup is None and self.launch_as is None and user_scope_works()
+        watchdog = MemoryWatchdog(self.limits.sandbox_memory_bytes) if cgroup is None and not scope else None
+        self.whole_job_limit = "cgroup" if cgroup is not None else "user-scope" if scope else "watchdog"
+        program = filter_program(refuse_sysv_queues_and_shm=watchdog is not None)
         seccomp_fd = None
         if program is not None:
             seccomp_fd, write_end = os.pipe()
             os.write(write_end, program)
             os.close(write_end)
         command = self.command(project_root, seccomp_fd)
-        self._launches += 1
-        cgroup = create_cgroup(f"{CGROUP_PREFIX}{self.uid}-{os.getpid()}-{self._launches}",
-                               self.limits.sandbox_memory_bytes, self.limits.processes + 8)
+        if self.launch_as is not None:
+            command = ["setpriv", f"--reuid={self.launch_as.pw_uid}", f"--regid={self.launch_as.pw_gid}",
+                       "--init-groups", "--", *command]
         if cgroup is not None:
             # The shell joins the cgroup, then becomes bwrap: everything in the sandbox starts inside it.
             command = ["/bin/sh", "-c", JOIN_CGROUPS, "sh", *cgroup.procs_files, "--", *command]
+        if scope:
+            command = [*user_scope_prefix(self.limits.sandbox_memory_bytes, self.limits.processes + 8),
+                       *command]
+        scope_cgroups: list[SandboxCgroup | None] = []
+
+        def scope_oom_kills() -> int | None:
+            if not scope_cgroups:
+                scope_cgroups.append(scope_cgroup(transport.process.pid))
+            return scope_cgroups[0].oom_kills() if scope_cgroups[0] is not None else None
+
+        on_kill = cgroup.remove if cgroup is not None else watchdog.stop if watchdog is not None else None
+        oom_kills = (cgroup.oom_kills if cgroup is not None else watchdog.kills if watchdog is not None
+                     else scope_oom_kills)
         try:
-            transport = ProcessTransport(command, env={"PATH": os.defpath},
+            transport = ProcessTransport(command, env=scope_environment() if scope else {"PATH": os.defpath},
                                          pass_fds=() if seccomp_fd is None else (seccomp_fd,),
-                                         on_kill=cgroup.remove if cgroup is not None else None,
-                                         oom_kills=cgroup.oom_kills if cgroup is not None else None)
+                                         on_kill=on_kill, oom_kills=oom_kills)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
+        if watchdog is not None:
+            watchdog.start(transport.process.pid)
         return transport, init

@@ -21,6 +21,8 @@ from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.image import image_python, image_tag
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.protocol import BOOTSTRAP, Transport, WorkerGone, WorkerTimeout
+from pycapsule.sandbox.seccomp import LOADER as SECCOMP_LOADER
+from pycapsule.sandbox.seccomp import filter_program
 from pycapsule.sandbox.warm import WarmSandbox
 
 WORK_DIR = "/tmp"  # a tmpfs; Docker gives tmpfs mounts the image dir's mode, and only /tmp is 1777 there
@@ -130,8 +132,12 @@ class DockerSandbox(WarmSandbox):
 
         scratch = f"size={self.limits.scratch_bytes},mode=1777"
         memory = self.limits.sandbox_memory_bytes
+        command = ["python3", "-I", "-c", BOOTSTRAP]
+        program = filter_program()
+        if program is not None:  # the socket families Docker's own profile allows (see seccomp.py)
+            command = ["python3", "-I", "-c", SECCOMP_LOADER, program.hex(), "/usr/bin/python3", *command[1:]]
         settings: dict[str, Any] = {
-            "command": ["python3", "-I", "-c", BOOTSTRAP],
+            "command": command,
             "stdin_open": True,
             "tty": False,
             "init": True,
@@ -145,6 +151,8 @@ class DockerSandbox(WarmSandbox):
             "security_opt": ["no-new-privileges"],
             "user": f"{self.uid}:{self.uid}",
             "tmpfs": {WORK_DIR: scratch},
+            "ipc_mode": "private",
+            "shm_size": self.limits.scratch_bytes,
             "ulimits": [docker.types.Ulimit(name="nofile", soft=self.limits.open_files,
                                             hard=self.limits.open_files),
                         docker.types.Ulimit(name="fsize", soft=self.limits.file_size_bytes,
@@ -184,9 +192,11 @@ class DockerSandbox(WarmSandbox):
         init = {
             "op": "init",
             "sys_path_prepend": [PROJECT_DIR] if project_root is not None else [],
+            "project_dir": PROJECT_DIR if project_root is not None else None,
             "work_dir": WORK_DIR,
-            "clean_dirs": [WORK_DIR, "/dev/shm"],
+            "clean_dirs": [WORK_DIR, "/dev/shm", "/dev/mqueue"],
             "own_pid_namespace": True,
+            "own_ipc_namespace": True,
             "limits": self.limits.to_wire(),
         }
         return transport, init

@@ -11,28 +11,45 @@ from pathlib import Path
 
 
 @functools.cache
-def clean_import_path() -> tuple[str, ...]:
+def clean_import_path(executable: str | None = None) -> tuple[str, ...]:
     """sys.path of a fresh `python -I` (stdlib, site-packages, .pth entries): the user's installed packages,
     without whatever this process added (test runners, the current directory)."""
     try:
         output = subprocess.run(
-            [sys.executable, "-I", "-c", "import sys, json; print(json.dumps(sys.path))"],
+            [executable or sys.executable, "-I", "-c", "import sys, json; print(json.dumps(sys.path))"],
             capture_output=True, text=True, timeout=30, check=True, env={"PATH": os.defpath},
         ).stdout
         paths = json.loads(output)
     except (OSError, subprocess.SubprocessError, ValueError):
-        paths = sys.path
+        paths = sys.path if executable is None else []
     return tuple(p for p in paths if isinstance(p, str) and os.path.isabs(p))
 
 
-def interpreter() -> str:
-    return os.path.realpath(sys.executable)
+def interpreter(executable: str | None = None) -> str:
+    return os.path.realpath(executable or sys.executable)
 
 
-def interpreter_dirs() -> list[Path]:
+@functools.cache
+def _prefixes(executable: str) -> tuple[str, ...]:
+    try:
+        output = subprocess.run(
+            [executable, "-I", "-c",
+             "import sys, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix]))"],
+            capture_output=True, text=True, timeout=30, check=True, env={"PATH": os.defpath},
+        ).stdout
+        return tuple(str(p) for p in json.loads(output))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return ()
+
+
+def interpreter_dirs(executable: str | None = None) -> list[Path]:
     """Directories the interpreter itself lives in (a venv and the Python it was made from)."""
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                  os.path.dirname(sys.executable), os.path.dirname(interpreter())}
+    if executable is None:
+        candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                      os.path.dirname(sys.executable), os.path.dirname(interpreter())}
+    else:
+        candidates = {*_prefixes(executable), os.path.dirname(executable),
+                      os.path.dirname(interpreter(executable))}
     return [Path(c) for c in candidates if c and os.path.isdir(c)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import Any
 
 from pycapsule.sandbox.api import ExceptionInfo, RunResult
@@ -17,12 +18,32 @@ def describe_exception(info: ExceptionInfo) -> str:
     return f"{info.type}: {info.message}{where}"
 
 
+def invisible_difference(expected: str, got: str) -> str | None:
+    """One sentence when `expected` and `got` differ in a way a terminal does not show (whitespace, line
+    endings, Unicode forms), naming the first differing line by its repr; None otherwise."""
+    if expected == got:
+        return None
+    squeeze = "".join(expected.split()) == "".join(got.split())
+    same_form = unicodedata.normalize("NFC", expected) == unicodedata.normalize("NFC", got)
+    if not (squeeze or same_form):
+        return None
+    kind = "whitespace" if squeeze else "Unicode normalization"
+    wanted, printed = expected.split("\n"), got.split("\n")
+    for number, (want_line, got_line) in enumerate(zip(wanted, printed, strict=False), start=1):
+        if want_line != got_line:
+            return (f"they differ only in {kind}: line {number} expected {want_line!r}, got {got_line!r}")
+    return f"they differ only in {kind}: expected {len(wanted)} lines, got {len(printed)}"
+
+
 def text_report(result: RunResult, path: str) -> list[str]:
     """Per function, per failing example; the non-ok statuses in one line each."""
     lines: list[str] = []
     for function in result.functions:
         if function.parse_error:
             lines.append(f"ERROR {function.qualname}: {function.parse_error}")
+            continue
+        if function.failed == 0 and function.attempted == 0 and function.skipped:
+            lines.append(f"SKIP  {function.qualname} ({function.skipped} examples skipped: nothing verified)")
             continue
         if function.failed == 0:
             lines.append(f"PASS  {function.qualname} ({function.attempted} examples)")
@@ -37,6 +58,9 @@ def text_report(result: RunResult, path: str) -> list[str]:
             else:
                 lines.append("    got:")
                 lines.append(_indent(failure.got))
+                note = invisible_difference(failure.expected, failure.got)
+                if note:
+                    lines.append(f"    note: {note}")
     if result.module_error is not None:
         error = result.module_error
         location = f"{path}:{error.line}" if error.line else path

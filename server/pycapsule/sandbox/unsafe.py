@@ -40,6 +40,7 @@ class UnsafeSandbox(WarmSandbox):
         init = {
             "op": "init",
             "sys_path": ([str(project_root)] if project_root else []) + list(clean_import_path()),
+            "project_dir": str(project_root) if project_root else None,
             "work_dir": work,
             "clean_dirs": [work],
             "own_pid_namespace": False,

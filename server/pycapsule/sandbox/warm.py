@@ -25,6 +25,7 @@ from pycapsule.sandbox.protocol import (
     WorkerTimeout,
     bootstrap_payload,
 )
+from pycapsule.sandbox.roots import shared_folder
 from pycapsule.sandbox.wire import BadReply, run_result
 
 # Host-side slack over the job's own timeout: the worker needs a moment to kill and clean up.
@@ -41,16 +42,41 @@ class WorkerRetired(Exception):
     """The worker could not clean up after its last job (or died between jobs): use a new one."""
 
 
-def job_message(job: Job) -> dict[str, Any]:
+def job_message(job: Job, root: Path | None) -> dict[str, Any]:
+    """The job as the worker reads it; paths inside the project are sent relative to its root, which each
+    backend mounts where it likes."""
+    from pycapsule.doctest_items import doctest_items
+
+    items = job.doctests
+    if items is None:
+        try:
+            items = doctest_items(job.source, job.doctest_targets)
+        except ValueError:  # a syntax error: the worker reports it when it compiles the module
+            items = ()
     return {
         "op": "job",
         "source": job.source,
         "filename": Path(job.filename).name or "capsule.py",
         "module_name": job.module_name,
-        "doctest_targets": None if job.doctest_targets is None else list(job.doctest_targets),
+        "module_file": _inside(job.module_path, root),
+        "is_package": job.module_path is not None and job.module_path.name == "__init__.py",
+        "import_paths": [p for p in (_inside(path, root) for path in job.import_paths) if p is not None],
+        "doctests": [dataclasses.asdict(item) for item in items],
+        "whole_module": job.doctests is None and job.doctest_targets is None,
+        "optionflags": list(job.optionflags),
         "timeout": float(job.timeout),
         "output_limit": int(job.output_limit),
     }
+
+
+def _inside(path: Path | None, root: Path | None) -> str | None:
+    """`path` relative to `root` ('.' for the root itself), or None when it is not inside it."""
+    if path is None or root is None:
+        return None
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 def check_job(job: Job) -> str | None:
@@ -61,7 +87,7 @@ def check_job(job: Job) -> str | None:
         return "the job's timeout must be a positive number of seconds"
     if job.output_limit < 0:
         return "the job's output limit must not be negative"
-    if not job.module_name.isidentifier() and job.module_name != "__main__":
+    if not all(part.isidentifier() for part in job.module_name.split(".")):
         return f"the job's module name {job.module_name!r} is not a Python identifier"
     return None
 
@@ -69,8 +95,11 @@ def check_job(job: Job) -> str | None:
 class WarmWorker:
     """One running worker; not thread-safe by itself (the sandbox holds `lock` around it)."""
 
-    def __init__(self, transport: Transport, init: dict[str, Any], start_timeout: float):
+    def __init__(self, transport: Transport, init: dict[str, Any], start_timeout: float,
+                 root: Path | None = None):
         self.lock = threading.Lock()
+        self.root = root
+        """The project folder this worker's sandbox shows (job paths are sent relative to it)."""
         self.transport = transport
         self.channel = Channel(transport)
         try:
@@ -110,7 +139,7 @@ class WarmWorker:
         max_reply = 8 * job.output_limit + (32 << 20)
         oom_before = self.transport.oom_kills()
         try:
-            self.channel.send(job_message(job))
+            self.channel.send(job_message(job, self.root))
             reply = self.channel.receive(deadline, max_reply)
             result = run_result(reply, job, time.monotonic() - started, warnings)
             oom_after = self.transport.oom_kills()
@@ -144,6 +173,13 @@ class WarmWorker:
         self.transport.kill()
 
 
+def private_root(root: Path | None) -> Path | None:
+    """The project folder to show the job, or None for a shared folder (see roots.py)."""
+    if root is None or shared_folder(root):
+        return None
+    return root.resolve()
+
+
 class WarmSandbox(ABC):
     """A Sandbox (see api.py) whose jobs run in pre-forked workers, one per project root."""
 
@@ -151,7 +187,7 @@ class WarmSandbox(ABC):
     start_timeout: float = 30.0
 
     def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS):
-        self.project_root = project_root.resolve() if project_root else None
+        self.project_root = private_root(project_root)
         self.limits = limits
         self._workers: OrderedDict[Path | None, WarmWorker] = OrderedDict()
         self._lock = threading.Lock()
@@ -215,7 +251,7 @@ class WarmSandbox(ABC):
                 transport, init = self._launch(root)
             except Exception as error:  # an engine error, a missing binary: reported, not raised
                 raise WorkerStartFailed(f"{type(error).__name__}: {error}") from error
-            worker = WarmWorker(transport, init, self.start_timeout)
+            worker = WarmWorker(transport, init, self.start_timeout, root)
             self._workers[root] = worker
             while len(self._workers) > MAX_WORKERS:
                 _, oldest = self._workers.popitem(last=False)
@@ -228,7 +264,10 @@ class WarmSandbox(ABC):
         problem = check_job(job)
         if problem:
             return RunResult(status="crashed", detail=problem, warnings=warnings)
-        root = job.project_root.resolve() if job.project_root else self.project_root
+        root = private_root(job.project_root) if job.project_root else self.project_root
+        if job.project_root and root is None:
+            warnings += (f"{job.project_root} is a shared folder, so the sandbox shows none of it: the "
+                         "module cannot import its neighbours there (put it in a project folder)",)
         warnings += self.root_warnings(root)
         started = time.monotonic()
         try:

@@ -54,6 +54,7 @@ def exception_info(value: Any) -> ExceptionInfo | None:
         line=_optional_int(data.get("line"), "exception.line"),
         source_line=_optional_str(data.get("source_line"), "exception.source_line"),
         traceback=_str(data.get("traceback", ""), "exception.traceback"),
+        origin=_optional_str(data.get("origin"), "exception.origin"),
     )
 
 
@@ -77,6 +78,7 @@ def function_report(value: Any) -> FunctionReport:
         failed=_int(data.get("failed"), "function.failed"),
         failures=tuple(example_failure(f) for f in _list(data.get("failures", []), "function.failures")),
         parse_error=_optional_str(data.get("parse_error"), "function.parse_error"),
+        skipped=_int(data.get("skipped", 0), "function.skipped"),
     )
 
 

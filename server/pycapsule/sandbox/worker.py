@@ -13,15 +13,19 @@ writable directories, so nothing leaks into the next job. The host enforces the 
 again from outside (it cannot trust a worker that shares a sandbox with hostile code).
 """
 
-import ast
 import builtins
 import contextlib
 import doctest
 import fcntl
 import gc
+import importlib
+import importlib.util
+import inspect
+import io
 import json
 import linecache
 import os
+import re
 import resource
 import select
 import shutil
@@ -36,6 +40,7 @@ FRAME_HEADER = struct.Struct(">I")
 MAX_INPUT_FRAME = 64 * 1024 * 1024
 MAX_REPORT_BYTES = 16 * 1024 * 1024
 TEXT_CAP = 8 * 1024
+GOT_CAP = 1024 * 1024
 MESSAGE_CAP = 2 * 1024
 FAILURES_CAP = 50
 TRACEBACK_FRAMES_CAP = 20
@@ -114,13 +119,16 @@ class Config:
         self.work_root = init.get("work_dir") or "/work"
         self.clean_dirs = [d for d in init.get("clean_dirs", [self.work_root]) if isinstance(d, str)]
         self.own_pid_namespace = bool(init.get("own_pid_namespace"))
+        project_dir = init.get("project_dir")
+        self.project_dir = project_dir if isinstance(project_dir, str) and project_dir else None
         limits = init.get("limits") or {}
         self.memory = int(limits.get("memory_bytes", 1 << 30))
         self.processes = limits.get("processes")
         self.open_files = int(limits.get("open_files", 256))
         self.file_size = int(limits.get("file_size_bytes", 16 << 20))
         self.stack = int(limits.get("stack_bytes", 8 << 20))
-        self.baseline = set()
+        self.baseline = {}
+        self.own_ipc_namespace = bool(init.get("own_ipc_namespace"))
 
 
 # ---------------------------------------------------------------- inside the job (child)
@@ -131,7 +139,12 @@ def clip(text, cap=TEXT_CAP):
     return text[:cap] + f"\n... ({len(text) - cap} more characters)"
 
 
-def exception_info(exc, path, lines):
+def source_lines(source):
+    """The module's lines as Python numbers them: only \\n, \\r\\n and \\r end a line (not form feeds)."""
+    return io.StringIO(source, newline=None).read().split("\n")
+
+
+def exception_info(exc, path, lines, project_dir=None):
     frames = traceback.extract_tb(exc.__traceback__)
     user = [f for f in frames if f.filename == path]
     line = user[-1].lineno if user else None
@@ -157,7 +170,34 @@ def exception_info(exc, path, lines):
         "line": line,
         "source_line": source_line,
         "traceback": clip(text),
+        "origin": origin_of(exc, frames, project_dir),
     }
+
+
+def origin_of(exc, frames, project_dir):
+    """'pkg/core.py:12': the innermost frame inside the project (or the SyntaxError's file), if any."""
+    if not project_dir:
+        return None
+    places = [(f.filename, f.lineno) for f in frames]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        places.append((exc.filename, exc.lineno))
+    prefix = project_dir.rstrip("/") + "/"
+    for filename, line in reversed(places):
+        if filename and filename.startswith(prefix):
+            return f"{filename[len(prefix):]}:{line}"
+    return None
+
+
+def exception_only(exc):
+    """The exception's last line(s) as doctest compares them with an example's expected exception."""
+    formatted = traceback.format_exception_only(type(exc), exc)
+    if sys.version_info < (3, 13):
+        return formatted[-1]
+    if isinstance(exc, SyntaxError):
+        prefixes = (f"{type(exc).__qualname__}:", f"{type(exc).__module__}.{type(exc).__qualname__}:")
+        start = next((i for i, text in enumerate(formatted) if text.startswith(prefixes)), 0)
+        formatted = formatted[start:]
+    return "".join(formatted)
 
 
 def send_report(message):
@@ -177,143 +217,384 @@ class NoDebugger:
         return lambda *args, **kwargs: None
 
 
-class RecordingRunner(doctest.DocTestRunner):
-    """Collects structured failures instead of printing doctest's text report."""
+class SourceLoader:
+    """Imports the target module from the job's source under its real name and path; every other module
+    (its parent packages, siblings) imports from disk as usual."""
 
-    def __init__(self, path, lines, report):
-        super().__init__(verbose=False, optionflags=0)
-        self.report = report
-        self.path = path
-        self.lines = lines
-        self.recorded = []
-        self.saw_memory_error = False
+    def __init__(self, name, path, source, code, package):
+        self.name, self.path, self.source, self.code, self.package = name, path, source, code, package
 
-    def example_line(self, test, example):
-        return test.lineno + example.lineno + 1
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        locations = [os.path.dirname(self.path)] if self.package else None
+        return importlib.util.spec_from_file_location(fullname, self.path, loader=self,
+                                                      submodule_search_locations=locations)
 
-    def report_start(self, out, test, example):
-        self.report({"progress": {"qualname": test.name, "line": self.example_line(test, example),
-                                  "source": clip(example.source.rstrip("\n"), 200)}})
+    def create_module(self, spec):
+        return None
 
-    def report_success(self, out, test, example, got):
-        pass
+    def exec_module(self, module):
+        exec(self.code, module.__dict__)
 
-    def record(self, test, example, got, exception=None):
-        if len(self.recorded) < FAILURES_CAP:
-            self.recorded.append({
-                "qualname": test.name,
-                "source": clip(example.source.rstrip("\n")),
-                "line": self.example_line(test, example),
-                "expected": clip(example.want),
-                "got": clip(got),
-                "exception": exception,
-            })
+    def get_source(self, fullname):
+        return self.source
 
-    def report_failure(self, out, test, example, got):
-        self.record(test, example, got)
-
-    def report_unexpected_exception(self, out, test, example, exc_info):
-        exc = exc_info[1]
-        if isinstance(exc, MemoryError):
-            self.saw_memory_error = True
-        self.record(test, example, "", exception_info(exc, self.path, self.lines))
+    def is_package(self, fullname):
+        return self.package
 
 
-def docstring_index(tree, every):
-    """qualname -> node for functions and classes; nested functions only when asked by name."""
-    found = {}
+def import_job_module(job, path, source, code):
+    name = job["module_name"]
+    if not job.get("module_file"):
+        module = types.ModuleType(name)
+        module.__file__ = path
+        module.__builtins__ = builtins
+        sys.modules[name] = module
+        exec(code, module.__dict__)
+        return module
+    sys.meta_path.insert(0, SourceLoader(name, path, source, code, bool(job.get("is_package"))))
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
 
-    def visit(body, prefix, inside_function):
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                qualname = prefix + node.name
-                if not (every and inside_function):
-                    found.setdefault(qualname, node)
-                is_function = not isinstance(node, ast.ClassDef)
-                visit(node.body, qualname + ".", inside_function or is_function)
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith)):
-                for part in ("body", "orelse", "finalbody"):
-                    visit(getattr(node, part, []) or [], prefix, inside_function)
-                for handler in getattr(node, "handlers", []) or []:
-                    visit(handler.body, prefix, inside_function)
 
-    visit(tree.body, "", False)
+def runtime_object(module, qualname):
+    """What doctest's finder would find under `qualname`: defined in this module, with a docstring."""
+    found = module
+    for part in qualname.split("."):
+        namespace = getattr(found, "__dict__", None)
+        if not isinstance(namespace, (dict, types.MappingProxyType)) or part not in namespace:
+            return None
+        found = namespace[part]
+    if isinstance(found, (staticmethod, classmethod)):
+        found = found.__func__
+    if isinstance(found, property):
+        found = found.fget
+    owner = getattr(inspect.unwrap(found), "__module__", None) if callable(found) else None
+    return found if owner == module.__name__ else None
+
+
+def extra_tests(module):
+    """The module's `__test__` entries: (name, docstring), as doctest and pytest run them."""
+    table = module.__dict__.get("__test__")
+    if not isinstance(table, dict):
+        return []
+    found = []
+    for key, value in table.items():
+        text = value if isinstance(value, str) else getattr(value, "__doc__", None)
+        if isinstance(key, str) and isinstance(text, str):
+            found.append((f"__test__.{key}", text))
     return found
 
 
-def docstring_node(node):
-    if node.body and isinstance(node.body[0], ast.Expr):
-        value = node.body[0].value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return value
-    return None
+def run_examples(index, qualname, sources, module, path, lines, report):
+    """Run examples in order in one namespace; report what each printed or raised, never a verdict."""
+    globs = dict(module.__dict__)
+    flags = doctest._extract_future_flags(globs)
+    spoof = doctest._SpoofOut()
+    saved = sys.stdout, sys.displayhook
+    sys.stdout, sys.displayhook = spoof, sys.__displayhook__
+    try:
+        for number, source in enumerate(sources):
+            report({"run": [index, number]})
+            exception = None
+            try:
+                exec(compile(source, f"<doctest {qualname}[{number}]>", "single", flags, True), globs)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # as doctest: SystemExit too is an example's outcome
+                exception = exc
+            got = spoof.getvalue()
+            spoof.truncate(0)
+            message = {"out": [index, number], "got": clip(got, GOT_CAP)}
+            if exception is not None:
+                message["exception"] = exception_info(exception, path, lines)
+                message["exc_msg"] = clip(exception_only(exception), GOT_CAP)
+            report(message)
+    finally:
+        sys.stdout, sys.displayhook = saved
+        globs.clear()
 
 
-def run_doctests(targets, tree, module, path, lines, report):
-    index = docstring_index(tree, every=targets is None)
-    names = list(index) if targets is None else list(targets)
-    parser = doctest.DocTestParser()
-    reports = []
-
-    def add(function_report):
-        # Streamed as each function finishes: a later one that hangs or crashes loses only itself.
-        reports.append(function_report)
-        report({"function": function_report})
-
-    saw_memory_error = False
-    for qualname in names:
-        node = index.get(qualname)
-        if node is None:
-            add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
-                            "parse_error": f"no function or class named {qualname!r} in the module"})
-            continue
-        docstring = docstring_node(node)
-        if docstring is None:
-            if targets is not None:
-                add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": []})
-            continue
-        try:
-            test = parser.get_doctest(docstring.value, dict(module.__dict__), qualname, path,
-                                      docstring.lineno - 1)
-        except ValueError as exc:
-            add({"qualname": qualname, "attempted": 0, "failed": 0, "failures": [],
-                            "parse_error": (
-                                f"the docstring of {qualname} (line {docstring.lineno}) is not valid "
-                                f"doctest: {clip(str(exc), MESSAGE_CAP)}")})
-            continue
-        if not test.examples and targets is None:
-            continue
-        runner = RecordingRunner(path, lines, report)
-        outcome = runner.run(test, out=lambda text: None, clear_globs=True)
-        saw_memory_error = saw_memory_error or runner.saw_memory_error
-        add({"qualname": qualname, "attempted": outcome.attempted, "failed": outcome.failed,
-                        "failures": runner.recorded})
-    return reports, saw_memory_error
-
-
-def run_job_in_child(job, path, report=send_report):
+def run_job_in_child(job, path, report=send_report, project_dir=None):
     source = job["source"]
-    lines = source.splitlines()
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
-        handle.write(source)
-    linecache.clearcache()
+    lines = source_lines(source)
+    if job.get("module_file"):
+        linecache.cache[path] = (len(source), None, [line + "\n" for line in lines], path)
+    else:
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(source)
+        linecache.clearcache()
+    sys.path[0:0] = [os.path.join(project_dir or "/", p) for p in job.get("import_paths") or []]
     try:
         code = compile(source, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        return {"module_error": exception_info(exc, path, lines), "functions": []}
-    module = types.ModuleType(job["module_name"])
-    module.__file__ = path
-    module.__builtins__ = builtins
-    sys.modules[job["module_name"]] = module
-    try:
-        exec(code, module.__dict__)
+        module = import_job_module(job, path, source, code)
     except BaseException as exc:
-        return {"module_error": exception_info(exc, path, lines), "functions": [],
-                "memory": isinstance(exc, MemoryError)}
-    targets = job.get("doctest_targets")
-    functions, memory = run_doctests(None if targets is None else tuple(targets),
-                                     ast.parse(source, path), module, path, lines, report)
-    return {"module_error": None, "functions": functions, "memory": memory}
+        report({"import_error": exception_info(exc, path, lines, project_dir),
+                "memory": isinstance(exc, MemoryError)})
+        return
+    report({"imported": True})
+    for index, item in enumerate(job["items"]):
+        if item.get("lookup") and runtime_object(module, item["qualname"]) is None:
+            report({"absent": index})
+            continue
+        report({"item": index})
+        run_examples(index, item["qualname"], item["examples"], module, path, lines, report)
+    if job.get("whole_module"):
+        parser = doctest.DocTestParser()
+        for offset, (qualname, docstring) in enumerate(extra_tests(module)):
+            try:
+                examples = [e.source for e in parser.get_examples(docstring, qualname)]
+            except ValueError:
+                examples = []
+            index = len(job["items"]) + offset
+            report({"extra": {"index": index, "qualname": qualname, "docstring": clip(docstring, GOT_CAP)}})
+            run_examples(index, qualname, examples, module, path, lines, report)
+    report({"done": True})
+
+
+# ---------------------------------------------------------------- verdicts (the worker, outside the job)
+
+class Checker(doctest.OutputChecker):
+    """doctest's checker plus pytest's own flags ALLOW_UNICODE, ALLOW_BYTES and NUMBER."""
+
+    _UNICODE = re.compile(r"(\W|^)[uU]([rR]?[\'\"])")
+    _BYTES = re.compile(r"(\W|^)[bB]([rR]?[\'\"])")
+    _NUMBER = re.compile(r"""
+        (?P<number>(?P<mantissa>(?P<integer1>[+-]?\\d*)\\.(?P<fraction>\\d+)|(?P<integer2>[+-]?\\d+)\\.)
+        (?:[Ee](?P<exponent1>[+-]?\\d+))?|(?P<integer3>[+-]?\\d+)(?:[Ee](?P<exponent2>[+-]?\\d+)))""",
+                         re.VERBOSE)
+
+    def check_output(self, want, got, optionflags):
+        if super().check_output(want, got, optionflags):
+            return True
+        if optionflags & ALLOW_UNICODE:
+            want, got = self._UNICODE.sub(r"\1\2", want), self._UNICODE.sub(r"\1\2", got)
+        if optionflags & ALLOW_BYTES:
+            want, got = self._BYTES.sub(r"\1\2", want), self._BYTES.sub(r"\1\2", got)
+        if optionflags & NUMBER:
+            got = self._numbers_as_written(want, got)
+        return super().check_output(want, got, optionflags)
+
+    def _numbers_as_written(self, want, got):
+        """Each number of `got` that equals the one written in `want` to its precision is replaced by it."""
+        wants = list(self._NUMBER.finditer(want))
+        gots = list(self._NUMBER.finditer(got))
+        if len(wants) != len(gots):
+            return got
+        shift = 0
+        for w, g in zip(wants, gots, strict=True):
+            fraction = w.group("fraction")
+            exponent = w.group("exponent1") or w.group("exponent2")
+            precision = 0 if fraction is None else len(fraction)
+            if exponent is not None:
+                precision -= int(exponent)
+            try:
+                close = abs(float(w.group()) - float(g.group())) <= 10 ** -precision / 2 + 1e-12
+            except ValueError:
+                close = False
+            if close:
+                got = got[:g.start() + shift] + w.group() + got[g.end() + shift:]
+                shift += len(w.group()) - (g.end() - g.start())
+        return got
+
+
+ALLOW_UNICODE = doctest.register_optionflag("ALLOW_UNICODE")
+ALLOW_BYTES = doctest.register_optionflag("ALLOW_BYTES")
+NUMBER = doctest.register_optionflag("NUMBER")
+
+
+def option_bits(names):
+    bits = 0
+    for name in names or ():
+        bits |= doctest.OPTIONFLAGS_BY_NAME.get(str(name).strip().upper(), 0)
+    return bits
+
+
+class Prepared:
+    """One docstring parsed by the worker: the examples to run (SKIP ones left out) and their flags."""
+
+    def __init__(self, qualname, docstring, line, lookup, job_flags, path, error=None):
+        self.qualname, self.lookup, self.line = qualname, lookup, line
+        self.examples, self.flags, self.skipped, self.parse_error = [], [], 0, error
+        self.has_examples = False
+        if error:
+            return
+        try:
+            test = doctest.DocTestParser().get_doctest(docstring, {}, qualname, path, line - 1)
+        except ValueError as exc:
+            self.parse_error = (f"the docstring of {qualname} (line {line}) is not valid doctest: "
+                                f"{clip(str(exc), MESSAGE_CAP)}")
+            return
+        self.has_examples = bool(test.examples)
+        for example in test.examples:
+            flags = job_flags
+            for flag, on in example.options.items():
+                flags = flags | flag if on else flags & ~flag
+            if flags & doctest.SKIP:
+                self.skipped += 1
+                continue
+            self.examples.append(example)
+            self.flags.append(flags)
+
+    def wire(self):
+        sources = [example.source for example in self.examples]
+        return {"qualname": self.qualname, "lookup": self.lookup, "examples": sources}
+
+
+def prepare(job, path):
+    """The job's doctest items as the worker runs them; items that need no run are left out of the job."""
+    flags = option_bits(job.get("optionflags"))
+    prepared = []
+    for item in job.get("doctests") or []:
+        entry = Prepared(str(item.get("qualname")), str(item.get("docstring", "")), int(item.get("line", 1)),
+                         bool(item.get("lookup")), flags, path, item.get("error"))
+        if job.get("whole_module") and entry.parse_error is None and not entry.has_examples:
+            continue  # a whole module: a docstring without examples is no test (as doctest and pytest)
+        prepared.append(entry)
+    return prepared, flags
+
+
+class Verdicts:
+    """Reads the job's reports in the one order the runner writes them and judges every example here,
+    outside the job's process: its code can print anything, but cannot reach the checker or the verdict."""
+
+    def __init__(self, prepared, job_flags, path):
+        self.prepared, self.job_flags, self.path = list(prepared), job_flags, path
+        self.checker = Checker()
+        self.functions, self.module_error, self.memory = [], None, False
+        self.imported = self.done = False
+        self.tampered = None
+        self.running = None  # [item index, example number]: started, not finished
+        self.current = None  # [item index, examples finished, its report]
+        self.next_index = 0
+
+    def feed(self, messages):
+        for message in messages:
+            if self.tampered or not self._accept(message):
+                self.tampered = self.tampered or "the job wrote into the runner's report channel"
+                return
+
+    def _accept(self, message):
+        if not isinstance(message, dict) or len(message) == 0 or self.done:
+            return False
+        if not self.imported:
+            if "imported" in message:
+                self.imported = True
+                return True
+            if "import_error" in message and isinstance(message["import_error"], dict):
+                self.module_error = message["import_error"]
+                self.memory = bool(message.get("memory"))
+                self.done = True
+                return True
+            return False
+        if "run" in message:
+            return self._run(message["run"])
+        if "out" in message:
+            return self._out(message)
+        if self.running is not None:
+            return False
+        next_index = self._close_item()
+        if "item" in message or "absent" in message:
+            index = message.get("item", message.get("absent"))
+            if index != next_index or next_index >= len(self.prepared):
+                return False
+            if "absent" in message and not self.prepared[index].lookup:
+                return False
+            self.next_index = index + 1
+            if "item" in message:
+                self._open(index)
+            return True
+        if "extra" in message and next_index == len(self.prepared):
+            extra = message["extra"]
+            if not isinstance(extra, dict) or extra.get("index") != next_index:
+                return False
+            self.prepared.append(Prepared(str(extra.get("qualname")), str(extra.get("docstring")), 1, False,
+                                          self.job_flags, self.path))
+            self.next_index = next_index + 1
+            self._open(next_index)
+            return True
+        if "done" in message and next_index == len(self.prepared):
+            self.done = True
+            return True
+        return False
+
+    def _open(self, index):
+        entry = self.prepared[index]
+        report = {"qualname": entry.qualname, "attempted": 0, "failed": 0, "failures": [],
+                  "skipped": entry.skipped, "parse_error": entry.parse_error}
+        self.current = [index, 0, report]
+
+    def _close_item(self):
+        """Finish the open item (all its examples must have run); the index the next item must have."""
+        if self.current is not None:
+            index, number, report = self.current
+            if number != len(self.prepared[index].examples):
+                return -1
+            self.functions.append(report)
+            self.current = None
+        return self.next_index
+
+    def _run(self, position):
+        if self.current is None or self.running is not None or position != self.current[:2]:
+            return False
+        if position[1] >= len(self.prepared[position[0]].examples):
+            return False
+        self.running = list(position)
+        return True
+
+    def _out(self, message):
+        if self.running is None or message.get("out") != self.running:
+            return False
+        index, number = self.running
+        entry, report = self.prepared[index], self.current[2]
+        example, flags = entry.examples[number], entry.flags[number]
+        got = message.get("got")
+        exception = message.get("exception")
+        if not isinstance(got, str) or not (exception is None or isinstance(exception, dict)):
+            return False
+        report["attempted"] += 1
+        if exception is not None and exception.get("type") == "MemoryError":
+            self.memory = True
+        if not self._passes(example, flags, got, exception, message.get("exc_msg")):
+            report["failed"] += 1
+            if len(report["failures"]) < FAILURES_CAP:
+                report["failures"].append({
+                    "qualname": entry.qualname,
+                    "source": clip(example.source.rstrip("\n")),
+                    "line": entry.line + example.lineno,
+                    "expected": clip(example.want),
+                    "got": clip(got) if exception is None else "",
+                    "exception": exception,
+                })
+        self.current[1] += 1
+        self.running = None
+        return True
+
+    def _passes(self, example, flags, got, exception, exc_msg):
+        if exception is None:
+            return self.checker.check_output(example.want, got, flags)
+        if example.exc_msg is None or not isinstance(exc_msg, str):
+            return False
+        if self.checker.check_output(example.exc_msg, exc_msg, flags):
+            return True
+        if flags & doctest.IGNORE_EXCEPTION_DETAIL:
+            strip = doctest._strip_exception_details
+            return self.checker.check_output(strip(example.exc_msg), strip(exc_msg), flags)
+        return False
+
+    def progress(self):
+        """The example running when the job stopped, for a timeout's detail."""
+        if self.running is None:
+            return None
+        index, number = self.running
+        entry = self.prepared[index]
+        example = entry.examples[number]
+        return {"qualname": entry.qualname, "line": entry.line + example.lineno,
+                "source": clip(example.source.rstrip("\n"), 200)}
+
+    def finished_functions(self):
+        return list(self.functions)
 
 
 def limit(kind, value):
@@ -345,14 +626,27 @@ def line_buffered_text(fd):
     return open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
 
 
+def job_path(job, config, job_dir):
+    """The module's file: its real path in the project, or a scratch file in the job's folder."""
+    if job.get("module_file") and config.project_dir:
+        return os.path.join(config.project_dir, job["module_file"])
+    return os.path.join(job_dir, os.path.basename(job.get("filename") or "capsule.py") or "capsule.py")
+
+
+def warm_up_job():
+    job = {"source": WARM_UP_SOURCE, "module_name": "__main__", "whole_module": True,
+           "doctests": [{"qualname": "warm_up", "docstring": WARM_UP_DOC, "line": 3, "lookup": True}]}
+    prepared, _ = prepare(job, "warm_up.py")
+    return {**job, "items": [entry.wire() for entry in prepared]}
+
+
 def prewarm(job_dir):
     """Run a throw-away job so this fresh fork copies the pages a job touches before the real job
     arrives (off the critical path), then forget it."""
     main_module = sys.modules.get("__main__")
     path = os.path.join(job_dir, "warm_up.py")
     try:
-        run_job_in_child({"source": WARM_UP_SOURCE, "module_name": "__main__", "doctest_targets": None},
-                         path, report=lambda message: None)
+        run_job_in_child(warm_up_job(), path, report=lambda message: None)
     finally:
         sys.modules["__main__"] = main_module
         linecache.clearcache()
@@ -402,12 +696,10 @@ def child_main(config, job_dir, job_r, out_w, err_w, report_w):
             os._exit(0)
         os.close(JOB_FD)
         set_cpu_limit(job["timeout"])
-        name = os.path.basename(job.get("filename") or "capsule.py") or "capsule.py"
-        result = run_job_in_child(job, os.path.join(job_dir, name))
+        run_job_in_child(job, job_path(job, config, job_dir), project_dir=config.project_dir)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
-        send_report({"result": result})
         code = 0
     except BaseException:
         with contextlib.suppress(BaseException):
@@ -495,25 +787,33 @@ def kill_strays(config):
 
 
 def snapshot(directories):
-    """Every path below the writable directories as the sandbox started (bind-mount parents live here)."""
-    found = set()
+    """Every path below the writable directories as the sandbox started (bind-mount parents live here):
+    path -> permission bits for a directory the clean-up searches (so a job's chmod can be undone),
+    None for a file or a mount point (searching those is never needed: only the job's additions go)."""
+    found = {}
     for top in directories:
+        with contextlib.suppress(OSError):
+            found[top] = os.lstat(top).st_mode
         for root, dirs, files in os.walk(top):
-            # Mount points (the project's read-only bind, e.g. under /tmp) are part of the starting
-            # state: record them, but do not descend into them.
-            found.update(os.path.join(root, name) for name in dirs + files)
-            dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(root, d))]
+            found.update((os.path.join(root, name), None) for name in files)
+            for name in dirs:
+                path = os.path.join(root, name)
+                # Mount points (the project's read-only bind, e.g. under /tmp) are part of the starting
+                # state: record them, but do not descend into them.
+                found[path] = None if os.path.ismount(path) else os.lstat(path).st_mode
+            dirs[:] = [d for d in dirs if found[os.path.join(root, d)] is not None]
     return found
 
 
 def remove(target):
+    """Delete a file or a whole tree, also one whose directories the job made unreadable."""
     try:
         if os.path.isdir(target) and not os.path.islink(target):
+            os.chmod(target, 0o700)  # first: an unreadable top cannot even be listed
             for root, dirs, _ in os.walk(target):
                 for name in dirs:
                     with contextlib.suppress(OSError):
                         os.chmod(os.path.join(root, name), 0o700)
-            os.chmod(target, 0o700)
             shutil.rmtree(target)
         else:
             os.unlink(target)
@@ -522,22 +822,75 @@ def remove(target):
     return not os.path.lexists(target)
 
 
+def restore_mode(path, mode):
+    """Put back the permission bits a job changed on a directory that was there from the start."""
+    try:
+        if os.lstat(path).st_mode != mode:
+            os.chmod(path, mode & 0o7777)
+        return True
+    except OSError:
+        return False
+
+
 def restore_directories(directories, baseline):
-    """Delete whatever the job added below the writable directories; True when all of it is gone.
-    Only directories that were there at the start are searched: anything new goes as a whole."""
+    """Delete whatever the job added below the writable directories and undo permission changes;
+    True when all of it is gone. Only directories that were there at the start are searched: anything
+    new goes as a whole."""
     clean = True
-    todo = list(directories)
+    todo = [d for d in directories if baseline.get(d) is not None]
     while todo:
         directory = todo.pop()
+        clean = restore_mode(directory, baseline[directory]) and clean
         try:
             entries = list(os.scandir(directory))
         except OSError:
+            clean = not os.path.exists(directory) and clean
             continue
         for entry in entries:
             if entry.path not in baseline:
                 clean = (not os.path.ismount(entry.path) and remove(entry.path)) and clean
-            elif entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+            elif baseline[entry.path] is not None and entry.is_dir(follow_symlinks=False):
                 todo.append(entry.path)
+    return clean
+
+
+SYSV_IPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+IPC_RMID = 0
+
+
+def c_library(loaded=[]):  # noqa: B006 (a cache: loaded once per worker)
+    if not loaded:
+        try:
+            import ctypes
+
+            loaded.append(ctypes.CDLL(None, use_errno=True))
+        except Exception:
+            loaded.append(None)
+    return loaded[0]
+
+
+def remove_ipc_objects():
+    """Delete every SysV shared-memory segment, message queue and semaphore set of this IPC
+    namespace (a private one: only the sandbox's jobs made them); True when none is left.
+    POSIX shared memory and message queues are files in /dev/shm and /dev/mqueue (clean dirs)."""
+    libc = c_library()
+    if libc is None:
+        return False
+    clean = True
+    for kind, call in SYSV_IPC:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                rows = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) < 2 or not fields[1].isdigit():
+                continue
+            ident = int(fields[1])
+            function = getattr(libc, call)
+            result = function(ident, 0, IPC_RMID, None) if kind == "sem" else function(ident, IPC_RMID, None)
+            clean = result == 0 and clean
     return clean
 
 
@@ -578,26 +931,20 @@ class Report(Capture):
         super().__init__(fd, MAX_REPORT_BYTES)
 
     def messages(self):
-        """(result, last progress, internal error, functions finished so far)."""
-        result, progress, internal, functions = None, None, None, []
+        """(the runner's messages in order, the runner's internal error); None for unreadable lines."""
+        messages, internal = [], None
         for line in b"".join(self.chunks).split(b"\n"):
             if not line:
                 continue
             try:
                 message = json.loads(line.decode("utf-8"))
             except ValueError:
-                return None, progress, "the job's report was unreadable", functions
-            if not isinstance(message, dict):
-                return None, progress, "the job's report was unreadable", functions
-            if "progress" in message:
-                progress = message["progress"]
-            elif "function" in message:
-                functions.append(message["function"])
-            elif "result" in message and result is None:
-                result = message["result"]
-            elif "internal_error" in message:
-                internal = message["internal_error"]
-        return result, progress, internal, functions
+                message = None
+            if isinstance(message, dict) and set(message) == {"internal_error"}:
+                internal = str(message["internal_error"])
+            else:
+                messages.append(message)
+        return messages, internal
 
 
 def describe_progress(progress):
@@ -691,6 +1038,9 @@ def run_job(job, config, child):
     """Run the job in the waiting child; the reply, or None when the child was already dead."""
     started = time.monotonic()
     oom_before = oom_kill_count()
+    prepared, flags = prepare(job, job_path(job, config, child.job_dir))
+    verdicts = Verdicts(prepared, flags, job_path(job, config, child.job_dir))
+    job = {**job, "items": [entry.wire() for entry in prepared]}
     if not child.start(job):
         child.close()
         return None
@@ -709,7 +1059,7 @@ def run_job(job, config, child):
             pass
     drain(captures)
     child.close()
-    reply = build_reply(job, config, status, stdout, stderr, report)
+    reply = build_reply(job, config, status, stdout, stderr, report, verdicts)
     if reply["status"] == "killed" and oom_before is not None and oom_kill_count() != oom_before:
         reply["status"] = "memory"
         reply["detail"] = "killed by the memory limit of the whole sandbox"
@@ -731,35 +1081,35 @@ def oom_kill_count():
     return None
 
 
-def build_reply(job, config, status, stdout, stderr, report):
-    result, progress, internal, finished = report.messages()
+def build_reply(job, config, status, stdout, stderr, report, verdicts):
+    messages, internal = report.messages()
+    verdicts.feed(messages)
     reply = {
         "op": "result",
         "stdout": stdout.text(),
         "stderr": stderr.text(),
         "truncated": bool(stdout.dropped or stderr.dropped),
-        "functions": finished,  # what completed before a timeout or crash; replaced by the full result
-        "module_error": None,
+        "functions": verdicts.finished_functions(),  # all of them, or those finished before the job stopped
+        "module_error": verdicts.module_error,
         "detail": "",
     }
-    if status is None:
+    progress = verdicts.progress()
+    if verdicts.tampered:
+        reply["status"] = "killed"
+        reply["detail"] = verdicts.tampered
+    elif status is None:
         reply["status"] = "timeout"
         reply["detail"] = (
             f"killed after {job['timeout']} s wall-clock limit{describe_progress(progress)}"
         )
-    elif result is not None and isinstance(result, dict):
-        reply["functions"] = result.get("functions") or []
-        reply["module_error"] = result.get("module_error")
-        memory = bool(result.get("memory"))
-        if memory:
-            reply["status"] = "memory"
-            reply["detail"] = f"the job ran out of memory (limit {config.memory >> 20} MiB)"
-        elif reply["module_error"]:
-            reply["status"] = "error"
-            error = reply["module_error"]
-            reply["detail"] = "the module raised {} at import".format(error.get("type"))
-        else:
-            reply["status"] = "ok"
+    elif verdicts.done and verdicts.memory:
+        reply["status"] = "memory"
+        reply["detail"] = f"the job ran out of memory (limit {config.memory >> 20} MiB)"
+    elif verdicts.done and verdicts.module_error:
+        reply["status"] = "error"
+        reply["detail"] = "the module raised {} at import".format(verdicts.module_error.get("type"))
+    elif verdicts.done and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        reply["status"] = "ok"
     elif os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         reply["status"] = "timeout" if number == signal.SIGXCPU else "killed"
@@ -784,17 +1134,20 @@ def build_reply(job, config, status, stdout, stderr, report):
 def clean_up(config):
     """After a job: nothing of it may survive. True when that holds."""
     clean = kill_strays(config)
+    if config.own_ipc_namespace:
+        clean = remove_ipc_objects() and clean
     return restore_directories(config.clean_dirs, config.baseline) and clean
 
 
-WARM_UP_SOURCE = '''
-def warm_up(x):
-    """
+WARM_UP_DOC = '''
     >>> warm_up(1)
     1
     >>> warm_up(0) / 0
     0
-    """
+    '''
+WARM_UP_SOURCE = f'''
+def warm_up(x):
+    """{WARM_UP_DOC}"""
     return x
 '''
 
