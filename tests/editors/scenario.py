@@ -9,6 +9,7 @@ from __future__ import annotations
 import doctest
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -91,6 +92,16 @@ def require_tool(path: str | None, what: str) -> str:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+def documented_block(marker: str, language: str) -> str:
+    """The `language` code block right after `<!-- marker` in docs/editors.md: tests run what the docs say."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "editors.md"
+    text = docs.read_text()
+    assert f"<!-- {marker}" in text, f"{docs} lost its {marker} marker"
+    match = re.search(rf"```{language}\n(.*?)```", text[text.index(f"<!-- {marker}") :], re.DOTALL)
+    assert match, f"no {language} block after the {marker} marker in {docs}"
+    return match.group(1)
 
 
 def editor_environment(home: Path, model_server: FakeOpenAI) -> dict[str, str]:

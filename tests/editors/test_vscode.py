@@ -53,7 +53,13 @@ def _workspace(tmp_path: Path) -> Path:
     workspace = tmp_path / "workspace"
     (workspace / ".vscode").mkdir(parents=True)
     (workspace / STUB_FILE).write_text(STUB_SOURCE)
-    settings = {"pycapsule.server.python": sys.executable, "pycapsule.maxAttempts": MAX_ATTEMPTS}
+    # The refactor preview (diffPreview, on by default) waits for a click on "Apply"; these tests check
+    # the edit itself, so they turn it off (tests/lsp/test_generate.py checks the annotation it needs).
+    settings = {
+        "pycapsule.server.python": sys.executable,
+        "pycapsule.maxAttempts": MAX_ATTEMPTS,
+        "pycapsule.diffPreview": False,
+    }
     (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2))
     return workspace
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Union
 
@@ -34,12 +34,22 @@ class Editor:
         self.before_apply: Callable[[], None] | None = None
         """Runs when an edit arrives, before it is applied: to type 'while it is in flight'."""
 
-        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            return self._apply_edit(params)
+        self.closing = asyncio.Event()
+        """Set when the test ends: handlers that hold an answer back let go (see `never_answer`)."""
+        self.on_edit: Callable[[types.ApplyWorkspaceEditParams], Awaitable[Any]] | None = None
+        """Replaces how this editor answers `workspace/applyEdit` (editors that misbehave)."""
+
+        async def apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+            if self.on_edit is not None:
+                return await self.on_edit(params)
+            return self.apply_edit(params)
+
+        self._status_seen = asyncio.Event()
 
         def status(params: Any) -> None:
             # pygls hands over unknown notifications' params as a namedtuple
             self.statuses.append(params if isinstance(params, dict) else params._asdict())
+            self._status_seen.set()
 
         client.feature(types.WORKSPACE_APPLY_EDIT)(apply_edit)
         client.feature("pycapsule/status")(status)
@@ -48,10 +58,22 @@ class Editor:
     def uri(self, name: str) -> str:
         return (self.root / name).as_uri()
 
-    def open(self, name: str, text: str) -> str:
+    def open(self, name: str | Path, text: str) -> str:
+        """Write the file (a name in the first folder, or a whole path) and open it."""
         path = self.root / name
         path.write_text(text, encoding="utf-8")
         uri = path.as_uri()
+        self.texts[uri], self.versions[uri] = text, 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
+        return uri
+
+    def open_untitled(self, name: str, text: str) -> str:
+        """A buffer that was never saved: no file, an `untitled:` uri as VS Code gives it."""
+        uri = f"untitled:{name}"
         self.texts[uri], self.versions[uri] = text, 1
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -91,14 +113,23 @@ class Editor:
         )
 
     # what the server asks of the editor -------------------------------------------------------
-    def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """As VS Code and Neovim do: refused when a version is stale, else applied and announced."""
         self.applied.append(params)
         if self.before_apply is not None:
             self.before_apply()
-        for change in params.edit.document_changes or []:
+        unversioned = [
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=edits,
+            )
+            for uri, edits in (params.edit.changes or {}).items()
+        ]
+        for change in [*(params.edit.document_changes or []), *unversioned]:
             assert isinstance(change, types.TextDocumentEdit), change
             uri = change.text_document.uri
-            if change.text_document.version != self.versions.get(uri):
+            version = change.text_document.version
+            if version is not None and version != self.versions.get(uri):
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the document changed")
             text = self.texts[uri]
             index = LineIndex(text, self.codec)
@@ -111,14 +142,28 @@ class Editor:
             self._changed(uri, text, [types.TextDocumentContentChangeWholeDocument(text=text)])
         return types.ApplyWorkspaceEditResult(applied=True)
 
+    async def never_answer(self) -> None:
+        """For an `on_edit` handler: no answer while the test runs (pygls' client cannot stop while
+        a request handler is pending, so it lets go when the editor stops)."""
+        await self.closing.wait()
+
     # requests --------------------------------------------------------------------------------
-    async def code_actions(self, uri: str, line0: int, diagnostics: list[types.Diagnostic] | None = None):
+    async def code_actions(
+        self,
+        uri: str,
+        line0: int,
+        diagnostics: list[types.Diagnostic] | None = None,
+        only: list[str] | None = None,
+    ):
         position = types.Position(line=line0, character=4)
         return await self.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 range=types.Range(start=position, end=position),
-                context=types.CodeActionContext(diagnostics=diagnostics or []),
+                context=types.CodeActionContext(
+                    diagnostics=diagnostics or [],
+                    only=[types.CodeActionKind(kind) for kind in only] if only is not None else None,
+                ),
             )
         )
 
@@ -134,6 +179,30 @@ class Editor:
         return await self.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
         )
+
+    async def run(self, command: types.Command, timeout: float = 120) -> dict[str, Any]:
+        """Execute a run command and wait for the run's end, as a client does: the command answers at
+        once with the run's id, and the last `pycapsule/status` of that id says how it ended."""
+        answer = await self.execute(command)
+        if answer.get("status") != "started":
+            return answer
+        return await self.run_end(answer["runId"], timeout)
+
+    async def run_end(self, run_id: str, timeout: float = 120) -> dict[str, Any]:
+        async def wait() -> dict[str, Any]:
+            while True:
+                for status in self.statuses:
+                    if status.get("runId") == run_id and status.get("outcome"):
+                        return {
+                            "status": status["outcome"],
+                            "message": status["message"],
+                            "attempts": status["attempts"],
+                            "runId": run_id,
+                        }
+                self._status_seen.clear()
+                await self._status_seen.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
 
     async def diagnostics_for(
         self, uri: str, predicate: Callable[[list[types.Diagnostic]], bool], timeout: float = 90
@@ -177,7 +246,9 @@ async def start_editor(
     initialization_options: dict[str, Any] | None = None,
     configuration: dict[str, Any] | None = None,
     capabilities: types.ClientCapabilities | None = None,
+    folders: list[Path] | None = None,
 ) -> Editor:
+    """`folders`: the workspace folders (default: `root` alone); the server runs in `root`."""
     client = make_test_lsp_client()
     _read_code_actions_like_editors_do(client)
     if configuration is not None:
@@ -188,7 +259,9 @@ async def start_editor(
         types.InitializeParams(
             capabilities=capabilities or client_capabilities(name),
             root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            workspace_folders=[
+                types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name) for folder in folders or [root]
+            ],
             initialization_options=initialization_options,
         )
     )
@@ -209,6 +282,7 @@ def _read_code_actions_like_editors_do(client: LanguageClient) -> None:
 
 
 async def stop_editor(editor: Editor) -> None:
+    editor.closing.set()
     try:
         await asyncio.wait_for(editor.client.shutdown_session(), 20)
     finally:

@@ -1,4 +1,5 @@
-"""The "Generate & self-debug" action: offered on stubs only, cheap to list, a command reference."""
+"""The "Generate & self-debug" action: offered on stubs only, cheap to list, a command reference;
+kind filters as editors send them; a syntax error elsewhere in the file changes nothing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pytest_lsp import client_capabilities
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
-from tests.lsp.sources import ADD_STUB, SYNTAX_ERROR
+from tests.lsp.sources import ADD_STUB, BROKEN_DOUBLE, SYNTAX_ERROR
 
 
 def line_of(text: str, needle: str) -> int:
@@ -72,3 +73,51 @@ async def test_untagged_where_the_client_does_not_list_the_tag(editor: Editor):
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, line_of(ADD_STUB, "    ...\n"))
     assert action.tags is None
+
+
+async def test_kind_filters_keep_the_matching_actions(editor: Editor):
+    """eglot's `eglot-code-action-rewrite` and Neovim's `only` send `context.only`."""
+    uri = editor.open("mod.py", ADD_STUB)
+    stub = line_of(ADD_STUB, "    ...\n")
+    for only in (["refactor.rewrite"], ["refactor"], ["quickfix", "refactor"]):
+        actions = await editor.code_actions(uri, stub, only=only)
+        assert actions and actions[0].title == "Generate & self-debug", only
+    assert await editor.code_actions(uri, stub, only=["source"]) is None
+    assert await editor.code_actions(uri, stub, only=["quickfix"]) is None
+
+    broken = editor.open("broken.py", BROKEN_DOUBLE)
+    diagnostics = await editor.diagnostics_for(broken, bool)
+    [fix] = await editor.code_actions(broken, diagnostics[0].range.start.line, diagnostics, only=["quickfix"])
+    assert fix.title.startswith("Self-debug")
+
+
+async def test_quick_fix_for_a_diagnostic_sent_back_without_its_source(editor: Editor):
+    """ALE sends back only range, code and message."""
+    uri = editor.open("mod.py", BROKEN_DOUBLE)
+    [published, *_] = await editor.diagnostics_for(uri, bool)
+    bare = types.Diagnostic(range=published.range, message=published.message, code=published.code)
+
+    actions = await editor.code_actions(uri, bare.range.start.line, [bare])
+
+    [fix] = [a for a in actions or [] if a.title.startswith("Self-debug")]
+    assert fix.title == "Self-debug `double` (doctests failing)"
+    someone_else = types.Diagnostic(range=published.range, message="E501", code="E501", source="flake8")
+    assert not await editor.code_actions(uri, bare.range.start.line, [someone_else])
+
+
+BROKEN_ELSEWHERE = ADD_STUB + "\n\ndef half(x):\n    return (x /\n"
+
+
+async def test_a_syntax_error_elsewhere_offers_the_same_actions_and_explains_the_refusal(editor: Editor):
+    uri = editor.open("mod.py", BROKEN_ELSEWHERE)
+    stub = line_of(BROKEN_ELSEWHERE, "    ...\n")
+    [action] = await editor.code_actions(uri, stub)
+    assert action.title == "Generate & self-debug"
+
+    answer = await editor.execute(action.command)  # parses the whole module
+
+    assert answer["status"] == "error" and "does not parse" in answer["message"], answer
+    assert any("does not parse" in m for m in editor.messages())
+    [again] = await editor.code_actions(uri, stub)
+    assert again.title == "Generate & self-debug", "the same answer whatever was parsed before"
+    assert editor.text(uri) == BROKEN_ELSEWHERE

@@ -1,12 +1,18 @@
 """Nothing the user typed is ever lost: typing elsewhere during a run is kept and the edit moves
-with it; changing the function itself makes the server refuse the edit and say so."""
+with it; changing the function itself makes the server refuse the edit and say so. Editors that
+answer an edit with an error, or not at all, neither lose the result nor hang the run."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError
 
 from tests.fakes.openai_server import Delay, FakeOpenAI, Text
-from tests.lsp.editor import Editor
+from tests.lsp.conftest import TEST_OPTIONS
+from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
 from tests.lsp.sources import ADD_RIGHT, ADD_STUB
 from tests.lsp.test_cancel import STUB_LINE, started
 
@@ -15,7 +21,7 @@ async def start_slow_run(editor: Editor, fake: FakeOpenAI) -> tuple[str, asyncio
     fake.queue(Delay(1.0, Text(ADD_RIGHT)))
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    run = asyncio.create_task(editor.execute(action.command))
+    run = asyncio.create_task(editor.run(action.command))
     await started(editor, fake)
     return uri, run
 
@@ -59,9 +65,79 @@ async def test_typing_while_the_edit_is_in_flight_is_kept(editor: Editor, fake: 
 
     editor.before_apply = type_first
     [action] = await editor.code_actions(uri, STUB_LINE)
-    result = await editor.execute(action.command)
+    result = await editor.run(action.command)
 
     assert result["status"] == "passed", result
     assert len(editor.applied) == 2, "the stale edit was refused, the rebased one applied"
     text = editor.text(uri)
     assert "import math  # typed just now\n" in text and "    return a + b\n" in text
+
+
+async def test_an_edit_refused_with_an_error_is_rebased_once_the_editor_reports_its_text(
+    editor: Editor, fake: FakeOpenAI
+):
+    """eglot answers a stale version with an error, and reports the user's typing only after a pause."""
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    refused: list[int] = []
+
+    async def like_eglot(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if refused:
+            return editor.apply_edit(params)
+        refused.append(1)
+        # The user typed; the editor tells the server only after it has answered the edit.
+        asyncio.get_running_loop().call_soon(editor.replace, uri, "import math\n", "import math  # typed\n")
+        raise JsonRpcInternalError(message="Edits on `mod.py' require version 2, you have 1")
+
+    editor.on_edit = like_eglot
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    result = await editor.run(action.command)
+
+    assert result["status"] == "passed", result
+    assert len(editor.applied) == 1 and refused == [1]
+    text = editor.text(uri)
+    assert "import math  # typed\n" in text and "    return a + b\n" in text
+
+
+async def test_an_edit_applied_without_an_answer_counts_as_applied(editor: Editor, fake: FakeOpenAI):
+    """ALE applies the edit and never answers: its didChange is the answer."""
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+
+    async def like_ale(params: types.ApplyWorkspaceEditParams) -> None:
+        editor.apply_edit(params)
+        await editor.never_answer()
+
+    editor.on_edit = like_ale
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    result = await editor.run(action.command, timeout=30)
+
+    assert result["status"] == "passed", result
+    assert "    return a + b\n" in editor.text(uri)
+
+
+async def test_an_edit_that_is_never_answered_ends_the_run_with_a_message(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    fake.queue(ADD_RIGHT, ADD_RIGHT)
+    options = {"pycapsule": {**TEST_OPTIONS["pycapsule"], "applyEditTimeout": 1}}
+    editor = await start_editor("neovim", project, server_env(fake.base_url, tmp_path), options)
+
+    async def silent(params: types.ApplyWorkspaceEditParams) -> None:
+        await editor.never_answer()
+
+    editor.on_edit = silent
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        [action] = await editor.code_actions(uri, STUB_LINE)
+        result = await editor.run(action.command, timeout=30)
+
+        assert result["status"] == "unconfirmed", result
+        assert "did not answer the edit within 1 s" in result["message"]
+        assert any("did not answer the edit" in m for m in editor.messages())
+        assert editor.statuses[-1]["state"] == "idle"
+        again = await editor.execute(action.command)
+        assert again["status"] == "started", "the function is free again, not busy"
+        assert (await editor.run_end(again["runId"], 30))["status"] == "unconfirmed"
+    finally:
+        await stop_editor(editor)

@@ -18,7 +18,7 @@ from tests.lsp.test_code_actions import line_of
 async def generate(editor: Editor, uri: str) -> dict:
     [action] = await editor.code_actions(uri, line_of(editor.text(uri), "    ...\n"))
     assert action.command is not None
-    return await editor.execute(action.command)
+    return await editor.run(action.command)
 
 
 def progress_of(editor: Editor) -> list:
@@ -170,3 +170,32 @@ async def test_progress_counts_what_the_model_streams(fake: FakeOpenAI, project:
         assert streaming and all(m.endswith(" characters") for m in streaming), messages
     finally:
         await stop_editor(editor)
+
+
+async def test_diff_preview_where_the_client_supports_change_annotations(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    """VS Code shows its refactor preview for an edit whose annotation needs confirmation; the
+    option turns it off; clients without annotation support get plain edits."""
+    cases = (("visual-studio-code", {}, True), ("visual-studio-code", {"diffPreview": False}, False),
+             ("neovim", {}, False))
+    for name, option, annotated in cases:
+        fake.queue(ADD_RIGHT)
+        options = {"pycapsule": {"modelRetries": 0, **option}}
+        editor = await start_editor(name, project, server_env(fake.base_url, tmp_path), options)
+        try:
+            uri = editor.open("mod.py", ADD_STUB)
+            assert (await generate(editor, uri))["status"] == "passed"
+            [applied] = editor.applied
+            [change] = applied.edit.document_changes
+            edits = list(change.edits)
+            if annotated:
+                [(key, annotation)] = (applied.edit.change_annotations or {}).items()
+                assert annotation.needs_confirmation and "`add`" in annotation.label
+                assert all(isinstance(e, types.AnnotatedTextEdit) and e.annotation_id == key for e in edits)
+            else:
+                assert applied.edit.change_annotations is None, (name, option)
+                assert not any(isinstance(e, types.AnnotatedTextEdit) for e in edits)
+            assert "    return a + b\n" in editor.text(uri)
+        finally:
+            await stop_editor(editor)

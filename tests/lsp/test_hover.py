@@ -1,11 +1,15 @@
-"""Hover on a function's name shows its attempt history, newest first; nothing without history."""
+"""Hover on a function's name shows its attempt history, newest first; nothing without history;
+an unsaved buffer's history is its own."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from lsprotocol import types
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.lsp.editor import Editor
+from tests.lsp.conftest import TEST_OPTIONS
+from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
 from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG
 from tests.lsp.test_cancel import STUB_LINE
 from tests.lsp.test_code_actions import line_of
@@ -19,7 +23,7 @@ async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor,
 
     fake.queue(ADD_WRONG, ADD_RIGHT)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    assert (await editor.execute(action.command))["status"] == "passed"
+    assert (await editor.run(action.command))["status"] == "passed"
 
     hover = await editor.hover(uri, DEF_LINE, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
@@ -38,6 +42,33 @@ async def test_no_hover_away_from_a_function_name(editor: Editor, fake: FakeOpen
     fake.queue(ADD_RIGHT)
     uri = editor.open("mod.py", ADD_STUB)
     [action] = await editor.code_actions(uri, STUB_LINE)
-    await editor.execute(action.command)
+    await editor.run(action.command)
     assert await editor.hover(uri, DEF_LINE, 12) is None, "on a parameter"
     assert await editor.hover(uri, line_of(editor.text(uri), "return a + b"), 8) is None
+
+
+async def test_unsaved_buffers_show_only_their_own_runs_of_this_session(
+    fake: FakeOpenAI, project: Path, tmp_path: Path
+):
+    env = server_env(fake.base_url, tmp_path)
+    editor = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
+    try:
+        first = editor.open_untitled("Untitled-1", ADD_STUB)
+        second = editor.open_untitled("Untitled-2", ADD_STUB)
+        fake.queue(ADD_WRONG, ADD_RIGHT)
+        [action] = await editor.code_actions(first, STUB_LINE)
+        assert (await editor.run(action.command))["status"] == "passed"
+
+        mine = await editor.hover(first, DEF_LINE, 5)
+        assert mine is not None
+        assert "**passed**" in mine.contents.value and "**failed**" in mine.contents.value
+        assert await editor.hover(second, DEF_LINE, 5) is None, "another buffer's runs"
+    finally:
+        await stop_editor(editor)
+
+    restarted = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
+    try:
+        again = restarted.open_untitled("Untitled-1", ADD_STUB)
+        assert await restarted.hover(again, DEF_LINE, 5) is None, "a run from an earlier server start"
+    finally:
+        await stop_editor(restarted)

@@ -18,7 +18,7 @@ async def test_self_debug_quick_fix_fixes_the_function(editor: Editor, fake: Fak
     assert fix.kind == "quickfix" and list(fix.diagnostics or []) == diagnostics
     assert fake.requests == []
 
-    result = await editor.execute(fix.command)
+    result = await editor.run(fix.command)
 
     assert result["status"] == "passed", result
     assert "return x * 2" in editor.text(uri) and "x * 3" not in editor.text(uri)

@@ -17,7 +17,7 @@ from tests.lsp.test_cancel import STUB_LINE
 
 async def run_once(editor, uri: str) -> dict:
     [action] = await editor.code_actions(uri, STUB_LINE)
-    return await editor.execute(action.command)
+    return await editor.run(action.command)
 
 
 async def test_bad_values_get_a_message_and_the_default(fake: FakeOpenAI, project: Path, tmp_path: Path):
@@ -104,5 +104,35 @@ async def test_diagnostics_can_be_turned_off_and_on(fake: FakeOpenAI, project: P
         editor.client.set_configuration({"diagnostics": False}, section="pycapsule")
         editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
         assert await editor.diagnostics_for(uri, lambda found: not found) == []
+    finally:
+        await stop_editor(editor)
+
+
+async def test_each_workspace_folder_and_project_has_its_own_settings(fake: FakeOpenAI, tmp_path: Path):
+    """Two folders; the first holds a second project. The CLI's rule: the nearest pyproject.toml,
+    under the editor's values for the file's folder."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    inner = first / "packages" / "inner"
+    inner.mkdir(parents=True)
+    second.mkdir()
+    (first / "pyproject.toml").write_text("[tool.pycapsule]\nmax_attempts = 1\n")
+    (inner / "pyproject.toml").write_text("[tool.pycapsule]\nmax_attempts = 2\n")
+    (second / "pyproject.toml").write_text("[tool.pycapsule]\nmax_attempts = 4\n")
+    editor = await start_editor(
+        "visual-studio-code",
+        first,
+        server_env(fake.base_url, tmp_path),
+        configuration={"modelRetries": 0},
+        folders=[first, second],
+    )
+    editor.client.set_configuration({"maxAttempts": 3}, section="pycapsule", scope_uri=second.as_uri())
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    try:
+        for folder, attempts in ((first, 1), (inner, 2), (second, 3)):
+            uri = editor.open(folder / "mod.py", ADD_STUB)
+            fake.queue(*[ADD_WRONG] * attempts)
+            result = await run_once(editor, uri)
+            assert (result["status"], result["attempts"]) == ("gave_up", attempts), (folder, result)
+        assert fake.pending == 0
     finally:
         await stop_editor(editor)

@@ -32,8 +32,26 @@ export class ServerConnection implements vscode.Disposable {
     return this.client?.state === State.Running ? this.client : undefined;
   }
 
-  onStatus(listener: (status: ServerStatus) => void): void {
+  onStatus(listener: (status: ServerStatus) => void): vscode.Disposable {
     this.statusListeners.push(listener);
+    return new vscode.Disposable(() => {
+      const index = this.statusListeners.indexOf(listener);
+      if (index >= 0) {
+        this.statusListeners.splice(index, 1);
+      }
+    });
+  }
+
+  /** The end of run `runId`: the last `pycapsule/status` of that run carries its outcome. */
+  runEnd(runId: string): Promise<ServerStatus> {
+    return new Promise((resolve) => {
+      const subscription = this.onStatus((status) => {
+        if (status.runId === runId && status.outcome) {
+          subscription.dispose();
+          resolve(status);
+        }
+      });
+    });
   }
 
   start(): Promise<void> {

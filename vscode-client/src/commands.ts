@@ -2,12 +2,15 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import type { ApiKeyStore } from './apiKey';
 import { describe, type ServerConnection } from './client';
+import type { ServerStatus } from './status';
 
-/** What `pycapsule.generate` / `pycapsule.selfDebug` answer when the run ends. */
+/** What `pycapsule.generate` / `pycapsule.selfDebug` answer (at once: "started" with the run's id, or
+ * why nothing started), and what `runAtCursor` returns once the run has ended. */
 interface RunAnswer {
   status: string;
   message: string;
   attempts?: number;
+  runId?: string;
 }
 
 export const SHOW_OUTPUT = 'pycapsule.showOutput';
@@ -60,10 +63,22 @@ async function runAtCursor(server: ServerConnection, command: string): Promise<R
     position: { line: position.line, character: position.character },
   };
   try {
-    const answer = (await client.sendRequest(ExecuteCommandRequest.type, {
+    // Listen before asking: a quick run may end before the answer arrives.
+    const ends = new Map<string, ServerStatus>();
+    const listening = server.onStatus((status) => {
+      if (status.runId && status.outcome) {
+        ends.set(status.runId, status);
+      }
+    });
+    let answer = (await client.sendRequest(ExecuteCommandRequest.type, {
       command,
       arguments: [target],
     })) as RunAnswer;
+    listening.dispose();
+    if (answer.status === 'started' && answer.runId) {
+      const end = ends.get(answer.runId) ?? (await server.runEnd(answer.runId));
+      answer = { status: end.outcome ?? 'error', message: end.message, attempts: end.attempts ?? 0, runId: answer.runId };
+    }
     const show = answer.status === 'passed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
     void show(`PyCapsule: ${answer.message}`);
     return answer;

@@ -8,6 +8,10 @@ export interface ServerStatus {
   name: string | null;
   message: string;
   running?: number;
+  /** The run this notification is about; its last one also carries `outcome` and `attempts`. */
+  runId?: string | null;
+  outcome?: string | null;
+  attempts?: number | null;
 }
 
 interface Shown {

@@ -1,5 +1,15 @@
 """Code actions. Listing them is cheap (no model, no sandbox: a cached parse of the document);
-each carries only a command reference, and the work starts when the user picks one."""
+each carries only a command reference, and the work starts when the user picks one.
+
+- A stub offers "Generate & self-debug" (refactor.rewrite); a function whose doctests fail offers
+  "Self-debug" (quickfix) for our diagnostics, also when the client sends them back without their
+  `source` (ALE keeps only range, code and message).
+- While a run works on the function under the cursor, it offers "Cancel ..." instead, in the kind of
+  the run, so clients without a progress UI can stop it.
+- A syntax error elsewhere in the file does not hide the actions (the function's own text is
+  parsed); starting one then answers with the syntax error.
+- Clients without code action literal support get bare `Command`s, as the protocol requires.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from pycapsule.lsp.diagnostics import SOURCE
+from pycapsule.lsp.diagnostics import CODE_FAILED, SOURCE
 from pycapsule.lsp.documents import FunctionOutline, ParsedDocument
 from pycapsule.lsp.server import PycapsuleServer
 
@@ -25,57 +35,95 @@ def register(server: PycapsuleServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[GENERATE_KIND, FIX_KIND], resolve_provider=False),
     )
-    def code_action(ls: PycapsuleServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    def code_action(
+        ls: PycapsuleServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction | types.Command] | None:
         try:
             document = ls.parsed_near(params.text_document.uri, params.range.start.line)
         except (OSError, UnicodeDecodeError):  # not open and not readable on disk: nothing to offer
             return None
-        if document.syntax_error is not None:
-            return None
         actions = [*_generate_actions(ls, document, params), *_fix_actions(ls, document, params)]
         only = params.context.only
         if only:
-            actions = [a for a in actions if any(str(a.kind).startswith(str(kind)) for kind in only)]
-        return actions or None
+            actions = [a for a in actions if any(kind_matches(a.kind, wanted) for wanted in only)]
+        if not actions:
+            return None
+        if not _supports_literals(ls):
+            return [action.command for action in actions if action.command is not None]
+        return list(actions)
+
+
+def kind_matches(kind: types.CodeActionKind | str | None, wanted: types.CodeActionKind | str) -> bool:
+    """Kinds are hierarchical by dots: `refactor` asks for `refactor.rewrite`, not `refactorish`."""
+    if kind is None:
+        return False
+    have, want = _kind_value(kind), _kind_value(wanted)
+    return want == "" or have == want or have.startswith(want + ".")
+
+
+def _kind_value(kind: types.CodeActionKind | str) -> str:
+    return kind.value if isinstance(kind, types.CodeActionKind) else str(kind)
 
 
 def target_arguments(document: ParsedDocument, capsule: FunctionOutline) -> list[Any]:
     return [{"uri": document.uri, "qualname": capsule.qualname, "version": document.version}]
 
 
-def _tags(ls: PycapsuleServer) -> list[types.CodeActionTag] | None:
+def _code_action_capabilities(ls: PycapsuleServer) -> types.CodeActionClientCapabilities | None:
     document = ls.client_capabilities.text_document
-    code_action = document.code_action if document else None
+    return document.code_action if document else None
+
+
+def _supports_literals(ls: PycapsuleServer) -> bool:
+    code_action = _code_action_capabilities(ls)
+    return bool(code_action and code_action.code_action_literal_support is not None)
+
+
+def _tags(ls: PycapsuleServer) -> list[types.CodeActionTag] | None:
+    code_action = _code_action_capabilities(ls)
     support = code_action.tag_support if code_action else None
     if support and types.CodeActionTag.LlmGenerated in support.value_set:
         return [types.CodeActionTag.LlmGenerated]
     return None
 
 
+def _cancel_action(document: ParsedDocument, capsule: FunctionOutline, mode: str) -> types.CodeAction:
+    doing = "generating" if mode == "generate" else "self-debugging"
+    title = f"Cancel {doing} `{capsule.name}`"
+    command = types.Command(title=title, command=CMD_CANCEL, arguments=target_arguments(document, capsule))
+    kind = GENERATE_KIND if mode == "generate" else FIX_KIND
+    return types.CodeAction(title=title, kind=kind, command=command)
+
+
 def _generate_actions(
     ls: PycapsuleServer, document: ParsedDocument, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
     capsule = document.function_at_line(params.range.start.line)
-    if capsule is None or not capsule.is_stub:
+    if capsule is None:
         return []
-    if ls.runs.running(document.uri, capsule.qualname):
-        title = f"Cancel generating `{capsule.name}`"
-        command = types.Command(
-            title=title, command=CMD_CANCEL, arguments=target_arguments(document, capsule)
-        )
-        return [types.CodeAction(title=title, kind=GENERATE_KIND, command=command)]
+    run = ls.runs.running(document.uri, capsule.qualname)
+    if run is not None:
+        return [_cancel_action(document, capsule, run.mode)]
+    if not capsule.is_stub:
+        return []
     command = types.Command(
         title=GENERATE_TITLE, command=CMD_GENERATE, arguments=target_arguments(document, capsule)
     )
     return [types.CodeAction(title=GENERATE_TITLE, kind=GENERATE_KIND, command=command, tags=_tags(ls))]
 
 
+def is_ours(diagnostic: types.Diagnostic) -> bool:
+    """Our doctest diagnostic, as sent, or as sent back by a client that keeps only range, code, message."""
+    if diagnostic.source is not None:
+        return diagnostic.source == SOURCE
+    return diagnostic.code == CODE_FAILED
+
+
 def _fix_actions(
     ls: PycapsuleServer, document: ParsedDocument, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
     by_function: dict[str, list[types.Diagnostic]] = {}
-    for diagnostic in ours:
+    for diagnostic in filter(is_ours, params.context.diagnostics):
         capsule = _diagnosed_capsule(document, diagnostic)
         if capsule is not None and not capsule.is_stub:
             by_function.setdefault(capsule.qualname, []).append(diagnostic)
@@ -83,7 +131,7 @@ def _fix_actions(
     for qualname, diagnostics in by_function.items():
         capsule = document.function(qualname)
         if capsule is None or ls.runs.running(document.uri, qualname):
-            continue
+            continue  # a running function's cancel action comes from _generate_actions
         title = f"Self-debug `{capsule.name}` (doctests failing)"
         command = types.Command(
             title=title, command=CMD_SELF_DEBUG, arguments=target_arguments(document, capsule)

@@ -4,77 +4,201 @@ The edits were computed against the text the run started from. They are moved on
 editor holds now (see rebase.py) when the user only typed elsewhere; when the user changed the
 function itself the result is refused and their text stays as it is. The editor itself refuses
 an edit whose version is stale, so a keystroke between our check and its arrival is safe too.
+
+Editors are not trusted to answer as the protocol says:
+- a refusal, whether `applied: false` or an error reply (eglot answers a stale version with an
+  error), is rebased and sent again once the editor reports its newer text, which some editors
+  send only after a pause (eglot: 0.5 s);
+- an editor that applies the edit without answering (Vim's ALE, which also declares it cannot
+  apply edits) is seen through its `didChange`; one that neither answers nor changes the text
+  within `applyEditTimeout` seconds ends the run as "unconfirmed", with a message, not a hang.
+
+With `diffPreview` on and a client that supports change annotations, the edit carries an
+annotation that needs confirmation (VS Code shows its refactor preview first); the user then has
+`_PREVIEW_SECONDS` to decide.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from lsprotocol import types
 
 from pycapsule.capsule import Capsule
 from pycapsule.lsp.documents import ParsedDocument
 from pycapsule.lsp.positions import LineIndex
-from pycapsule.lsp.rebase import Conflict, OffsetEdit, rebase
+from pycapsule.lsp.rebase import Conflict, MovedEdit, OffsetEdit, rebase
+from pycapsule.lsp.settings import EditorOptions
+from pycapsule.lsp.status import log
 
 if TYPE_CHECKING:
     from pycapsule.lsp.server import PycapsuleServer
 
 _TRIES = 3
 """A refused edit (the user typed while it was in flight) is rebased and offered again this often."""
+_SETTLE_SECONDS = 2.0
+"""After a refusal with no newer text known, how long to wait for the editor to report its text."""
+_PREVIEW_SECONDS = 600.0
+"""How long a user may look at the diff preview before the run ends as unconfirmed."""
+ANNOTATION = "pycapsule-preview"
+
+
+@dataclass(frozen=True)
+class Applied:
+    state: Literal["applied", "refused", "unconfirmed"]
+    message: str
 
 
 async def apply_outcome(
-    server: PycapsuleServer, started_from: ParsedDocument, capsule: Capsule, edits: Sequence[OffsetEdit]
-) -> tuple[bool, str]:
-    """(applied, message). Never changes text the user typed during the run."""
+    server: PycapsuleServer,
+    started_from: ParsedDocument,
+    capsule: Capsule,
+    edits: Sequence[OffsetEdit],
+    options: EditorOptions | None = None,
+) -> Applied:
+    """Never changes text the user typed during the run."""
+    options = options or EditorOptions()
+    uri = started_from.uri
     reason = "the editor did not apply the edit"
+    preview = options.diff_preview and _supports_annotations(server)
+    wait_seconds = options.apply_edit_timeout
+    if preview:
+        wait_seconds = max(wait_seconds, _PREVIEW_SECONDS)
+    if not _declares_apply_edit(server):
+        log(server, "the editor says it cannot apply edits; sending the edit anyway (many apply it)")
     for _ in range(_TRIES):
-        document = server.workspace.get_text_document(started_from.uri)
+        document = server.workspace.get_text_document(uri)
         current_text, version = document.source, document.version
         try:
             moved = rebase(started_from.text, current_text, edits, [(capsule.header_start, capsule.body_end)])
         except Conflict as exc:
-            return False, (
+            return Applied(
+                "refused",
                 f"`{capsule.name}` was not changed: {exc}. "
-                "Your text is untouched; run it again to regenerate."
+                "Your text is untouched; run it again to regenerate.",
             )
-        index = LineIndex(current_text, server.workspace.position_codec)
-        text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
-            types.TextEdit(range=index.range(edit.start, edit.end), new_text=edit.new_text) for edit in moved
-        ]
-        label = f"pycapsule: generate `{capsule.name}`"
-        if _supports_document_changes(server):
-            workspace_edit = types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=started_from.uri, version=version
-                        ),
-                        edits=text_edits,
-                    )
-                ]
+        expected = _applied_text(current_text, moved)
+        params = types.ApplyWorkspaceEditParams(
+            edit=_workspace_edit(server, uri, version, current_text, moved, capsule, preview),
+            label=f"pycapsule: generate `{capsule.name}`",
+        )
+        answer = asyncio.ensure_future(server.workspace_apply_edit_async(params))
+        if not await _answered_or_applied(server, uri, answer, expected, wait_seconds):
+            answer.cancel()
+            return Applied(
+                "unconfirmed",
+                f"`{capsule.name}`: the editor did not answer the edit within {wait_seconds:g} s; "
+                "check whether the function was changed.",
             )
-        else:
-            workspace_edit = types.WorkspaceEdit(changes={started_from.uri: list(text_edits)})  # type: ignore[arg-type]
+        if not answer.done() or server.workspace.get_text_document(uri).source == expected:
+            answer.cancel()  # the new text arrived: the editor applied it, whatever it answers
+            return Applied("applied", "applied")
         try:
-            response = await server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
-            )
-        except Exception as exc:  # the editor answered with an error: nothing was applied
-            return False, f"`{capsule.name}` was not changed: the editor refused the edit ({exc})."
-        if response.applied:
-            return True, "applied"
-        reason = response.failure_reason or reason
-        if server.workspace.get_text_document(started_from.uri).version == version:
-            break  # refused for a reason other than a newer version: do not insist
-    return False, f"`{capsule.name}` was not changed: {reason}."
+            response = answer.result()
+        except Exception as exc:  # an error reply: nothing was applied
+            reason = f"the editor refused the edit ({exc})"
+        else:
+            if response.applied:
+                return Applied("applied", "applied")
+            reason = response.failure_reason or reason
+        if server.workspace.get_text_document(uri).version == version and not await server.changes.wait(
+            uri, _SETTLE_SECONDS
+        ):
+            break  # refused, and the editor reports no newer text: do not insist
+    return Applied("refused", f"`{capsule.name}` was not changed: {reason}.")
+
+
+async def _answered_or_applied(
+    server: PycapsuleServer, uri: str, answer: asyncio.Future[object], expected: str, seconds: float
+) -> bool:
+    """Wait for the editor's answer, or for its text to become `expected`; False after `seconds`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not answer.done():
+        if server.workspace.get_text_document(uri).source == expected:
+            return True
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        change = asyncio.ensure_future(server.changes.next_change(uri).wait())
+        try:
+            await asyncio.wait({answer, change}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            change.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await change
+    return True
+
+
+def _applied_text(text: str, edits: Sequence[MovedEdit]) -> str:
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[: edit.start] + edit.new_text + text[edit.end :]
+    return text
+
+
+def _workspace_edit(
+    server: PycapsuleServer,
+    uri: str,
+    version: int | None,
+    text: str,
+    moved: Sequence[MovedEdit],
+    capsule: Capsule,
+    preview: bool,
+) -> types.WorkspaceEdit:
+    index = LineIndex(text, server.workspace.position_codec)
+    ranges = [(index.range(edit.start, edit.end), edit.new_text) for edit in moved]
+    if preview:
+        annotated: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
+            types.AnnotatedTextEdit(range=r, new_text=t, annotation_id=ANNOTATION) for r, t in ranges
+        ]
+        return types.WorkspaceEdit(
+            document_changes=[_document_edit(uri, version, annotated)],
+            change_annotations={
+                ANNOTATION: types.ChangeAnnotation(
+                    label=f"pycapsule: new body of `{capsule.name}`",
+                    needs_confirmation=True,
+                    description="Generated by the model and checked against its doctests.",
+                )
+            },
+        )
+    plain: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
+        types.TextEdit(range=r, new_text=t) for r, t in ranges
+    ]
+    if _supports_document_changes(server):
+        return types.WorkspaceEdit(document_changes=[_document_edit(uri, version, plain)])
+    return types.WorkspaceEdit(changes={uri: list(plain)})  # type: ignore[arg-type]
+
+
+_Edits = list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
+
+
+def _document_edit(uri: str, version: int | None, edits: _Edits) -> types.TextDocumentEdit:
+    return types.TextDocumentEdit(
+        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits
+    )
+
+
+def _workspace_edit_capabilities(server: PycapsuleServer) -> types.WorkspaceEditClientCapabilities | None:
+    workspace = server.client_capabilities.workspace
+    return workspace.workspace_edit if workspace else None
+
+
+def _declares_apply_edit(server: PycapsuleServer) -> bool:
+    workspace = server.client_capabilities.workspace
+    return bool(workspace and workspace.apply_edit)
 
 
 def _supports_document_changes(server: PycapsuleServer) -> bool:
-    workspace = server.client_capabilities.workspace
-    edit = workspace.workspace_edit if workspace else None
+    edit = _workspace_edit_capabilities(server)
     # Resource operations only exist inside `documentChanges`, so a client that lists them (Neovim
     # does, without setting `documentChanges`) reads versioned document edits too.
     return bool(edit and (edit.document_changes or edit.resource_operations))
+
+
+def _supports_annotations(server: PycapsuleServer) -> bool:
+    edit = _workspace_edit_capabilities(server)
+    return bool(edit and edit.change_annotation_support is not None and _supports_document_changes(server))

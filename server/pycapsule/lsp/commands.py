@@ -3,11 +3,12 @@
     pycapsule.generate   {"uri", "qualname"} or {"uri", "position": {"line", "character"}}
                          (or the two as separate arguments): fill a stub until its doctests pass
     pycapsule.selfDebug  same arguments: debug the current body until its doctests pass
-    pycapsule.cancel     optional {"uri", "qualname"}: stop matching runs (all when no argument)
+    pycapsule.cancel     optional {"uri", "qualname"} or {"runId"}: stop matching runs (all when
+                         no argument)
 
-generate/selfDebug answer when the run ends, with {"status", "message", "attempts"}; status is
-passed, not_verified, gave_up, cancelled, refused (the user changed the function meanwhile),
-busy (already running) or error. `$/cancelRequest` on that request stops the run.
+generate/selfDebug answer at once: {"status": "started", "runId", "message"}, or {"status": "busy"
+| "error", "message"} when no run started (already running; the file has a syntax error). How the
+run ended comes later, in the last `pycapsule/status` of that run id (see status.py and runs.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from pycapsule.capsule import CapsuleError
@@ -22,6 +24,7 @@ from pycapsule.lsp.actions import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
 from pycapsule.lsp.documents import FunctionOutline, ParsedDocument
 from pycapsule.lsp.runs import Mode
 from pycapsule.lsp.server import PycapsuleServer
+from pycapsule.lsp.status import show
 
 
 def register(server: PycapsuleServer) -> None:
@@ -35,6 +38,8 @@ def register(server: PycapsuleServer) -> None:
 
     @server.command(CMD_CANCEL)
     def cancel(ls: PycapsuleServer, *arguments: Any) -> dict[str, Any]:
+        if len(arguments) == 1 and isinstance(arguments[0], dict) and "runId" in arguments[0]:
+            return {"cancelled": ls.runs.cancel(run_id=str(arguments[0]["runId"]))}
         target = _target(arguments) if arguments else {}
         stopped = ls.runs.cancel(target.get("uri"), target.get("qualname"))
         return {"cancelled": stopped}
@@ -61,8 +66,6 @@ def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _function(document: ParsedDocument, target: dict[str, Any]) -> FunctionOutline:
-    if document.syntax_error is not None:
-        raise _invalid(f"{document.uri} cannot be parsed: {document.syntax_error.message}")
     qualname = target.get("qualname")
     if isinstance(qualname, str):
         function = document.function(qualname)
@@ -84,14 +87,20 @@ async def _start(ls: PycapsuleServer, arguments: tuple[Any, ...], mode: Mode) ->
         document = ls.parsed(target["uri"])
     except (OSError, UnicodeDecodeError) as exc:
         raise _invalid(f"{target['uri']} cannot be read: {exc}") from None
+    if document.syntax_error is not None:
+        # The doctests import the whole module, so nothing can run until the file parses again.
+        message = (
+            f"nothing was started: the file does not parse ({document.syntax_error.message}); fix that first."
+        )
+        show(ls, message, types.MessageType.Warning)
+        return {"status": "error", "message": message}
     function = _function(document, target)
     if mode == "generate" and not function.is_stub:
         raise _invalid(f"`{function.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
-    request_id = ls.protocol.msg_id
     try:
         capsule = await asyncio.get_running_loop().run_in_executor(None, document.capsule, function.qualname)
     except CapsuleError as exc:
         raise _invalid(exc.message) from None
     if capsule is None:
         raise _invalid(f"There is no function `{function.qualname}` in {document.uri}.")
-    return await ls.runs.run(document, capsule, mode, request_id=request_id)
+    return ls.runs.start(document, capsule, mode)

@@ -94,7 +94,7 @@ class DoctestDiagnostics:
 
     def schedule(self, uri: str) -> None:
         """Check `uri` once things have been quiet for DEBOUNCE_SECONDS."""
-        if not self._server.settings.diagnostics:
+        if not self._server.settings_for(uri).diagnostics:
             return
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()
@@ -139,7 +139,7 @@ class DoctestDiagnostics:
 
     async def _check(self, uri: str) -> None:
         await self._server.settings_ready.wait()  # the editor's settings may turn diagnostics off
-        if not self._server.settings.diagnostics:
+        if not self._server.settings_for(uri).diagnostics:
             return
         try:
             source = self._server.workspace.get_text_document(uri)
@@ -190,7 +190,7 @@ class DoctestDiagnostics:
         self, document: ParsedDocument, capsules: list[Capsule], key_of: dict[str, str]
     ) -> list[types.Diagnostic]:
         """Run the doctests of `capsules`, caching each function's findings; returns module-level problems."""
-        engine = await self._server.engine()
+        engine = await self._server.engine(document.uri)
         loop = asyncio.get_running_loop()
         by_name = {c.qualname: c for c in capsules}
 

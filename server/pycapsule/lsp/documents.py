@@ -177,11 +177,19 @@ class DocumentCache:
 
     def near(self, document: TextDocument, codec: PositionCodec, line0: int) -> ParsedDocument:
         """For requests about one position: the latest parse when it is current, else only the
-        definition around `line0` (falling back to a whole parse when that cannot be isolated)."""
+        definition around `line0` (falling back to a whole parse when that cannot be isolated).
+        `outline` then holds the functions around `line0`; `syntax_error` may be unknown (None)."""
         text = document.source
         cached = self._latest.get(document.uri)
         if cached is not None and cached.version == document.version and cached.text == text:
-            return cached
+            if cached.syntax_error is None:
+                return cached
+            # A syntax error elsewhere: the definition around `line0` may still parse on its own,
+            # and the answer must not depend on whether the whole module was parsed before.
+            outline = local_outline(text, cached.index, line0) or ()
+            return ParsedDocument(
+                cached.uri, cached.version, text, cached.path, cached.index, outline, cached.syntax_error
+            )
         index = LineIndex(text, codec)
         outline = local_outline(text, index, line0)
         if outline is None:

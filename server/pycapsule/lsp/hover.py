@@ -1,5 +1,9 @@
 """Hover on a function's name: its attempt history from the store, newest first; nothing when
-there is none. Reads one indexed sqlite query, so it stays well inside a hover's latency budget."""
+there is none. Reads one indexed sqlite query, so it stays well inside a hover's latency budget.
+
+Buffers without a file (untitled) have no key in the store: their hover shows this session's runs
+on that very buffer only. The text is Markdown, or plain text for clients that cannot render it.
+"""
 
 from __future__ import annotations
 
@@ -30,30 +34,50 @@ def register(server: PycapsuleServer) -> None:
         capsule = document.function_named_at(position.line, column)
         if capsule is None:
             return None
-        if not history:
-            history.append(History())
-        records = history[0].attempts(document.path, capsule.qualname, limit=SHOWN)
+        if document.path is None:
+            unsaved = ls.runs.unsaved_history.get((document.uri, capsule.qualname), [])
+            records = list(reversed(unsaved))[:SHOWN]
+        else:
+            if not history:
+                history.append(History())
+            records = history[0].attempts(document.path, capsule.qualname, limit=SHOWN)
         if not records:
             return None
         start = document.index.starts[capsule.name_line] + capsule.name_column
+        markdown = _wants_markdown(ls)
+        kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render(capsule.name, records)),
+            contents=types.MarkupContent(kind=kind, value=render(capsule.name, records, markdown=markdown)),
             range=document.index.range(start, start + len(capsule.name)),
         )
 
 
-def render(name: str, records: list[AttemptRecord]) -> str:
-    lines = [f"**pycapsule: attempts at `{name}`** (newest first)", ""]
+def _wants_markdown(ls: PycapsuleServer) -> bool:
+    document = ls.client_capabilities.text_document
+    hover = document.hover if document else None
+    formats = hover.content_format if hover else None
+    # No preference stated: Markdown, as before LSP 3.0 clients; else only when listed.
+    return formats is None or types.MarkupKind.Markdown in formats
+
+
+def render(name: str, records: list[AttemptRecord], *, markdown: bool = True) -> str:
+    def strong(text: str) -> str:
+        return f"**{text}**" if markdown else text
+
+    def code(text: str) -> str:
+        return f"`{text}`" if markdown else text
+
+    lines = [f"{strong(f'pycapsule: attempts at {code(name)}')} (newest first)", ""]
     for record in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
         tokens = record.prompt_tokens + record.completion_tokens
         seconds = record.model_seconds + record.check_seconds
         line = (
-            f"- {when} · `{record.model}` · **{record.verdict}** (attempt {record.attempt}, {record.mode})"
-            f" · {tokens} tokens · {seconds:.1f} s"
+            f"- {when} · {code(record.model)} · {strong(record.verdict)}"
+            f" (attempt {record.attempt}, {record.mode}) · {tokens} tokens · {seconds:.1f} s"
         )
-        error = record.first_error_line.replace("`", "'")
+        error = record.first_error_line.replace("`", "'") if markdown else record.first_error_line
         if error and record.verdict != "passed":
-            line += f"  \n  `{error}`"
+            line += f"  \n  {code(error)}" if markdown else f"\n  {error}"
         lines.append(line)
     return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 Features live in their own modules (actions, commands, diagnostics, hover, lifecycle); this module
 holds the engine (created on first use, rebuilt when the settings change), the parsed documents
-and the settings, and hooks `$/cancelRequest` so it can stop a generation.
+and the settings, per project.
 """
 
 from __future__ import annotations
@@ -15,37 +15,30 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from pycapsule import __version__
-from pycapsule.config import DEFAULTS, Settings
+from pycapsule.config import Settings, find_pyproject, project_root
+from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import DocumentCache, ParsedDocument, document_path
 from pycapsule.lsp.runs import Runs
+from pycapsule.lsp.settings import Resolved, resolve
 from pycapsule.lsp.status import log, show
-
-
-class PycapsuleProtocol(LanguageServerProtocol):
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
-        # pygls only cancels the request's future; the generation runs on in its thread unless told.
-        server = self._server
-        if isinstance(server, PycapsuleServer):
-            server.runs.cancel_request(msg_id)
-        super()._handle_cancel_notification(msg_id)
 
 
 class PycapsuleServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("pycapsule", __version__, protocol_cls=PycapsuleProtocol)
-        self.settings: Settings = DEFAULTS
+        super().__init__("pycapsule", __version__)
         self.initialization: dict[str, Any] = {}
-        self.configuration: dict[str, Any] = {}
+        self.folder_values: dict[str, dict[str, Any]] = {}
+        """The editor's "pycapsule" section per workspace folder uri ("" when not scoped to a folder)."""
         self.documents = DocumentCache()
+        self.changes = ChangeSignal()
         self.runs = Runs(self)
         self.diagnostics = DoctestDiagnostics(self)
         self._shown_warnings: set[str] = set()
-        self._engine: Any = None
-        self._engine_settings: Settings | None = None
+        self._resolved: dict[tuple[str, str, float], Resolved] = {}
+        self._engines: dict[str, tuple[Any, Settings]] = {}
         self._engine_lock = asyncio.Lock()
         self._retired: list[Any] = []
         self.settings_ready = asyncio.Event()
@@ -68,32 +61,83 @@ class PycapsuleServer(LanguageServer):
             self.workspace.get_text_document(uri), self.workspace.position_codec, line0
         )
 
-    def apply_settings(self) -> None:
-        from pycapsule.lsp.settings import resolve
+    # settings, per workspace folder and per project inside it ----------------------------------
+    def folders(self) -> list[tuple[str, Path]]:
+        """The workspace folders as (uri, path), the deepest first."""
+        try:
+            folders = list(self.workspace.folders.values())
+        except RuntimeError:  # before `initialize`
+            return []
+        paths = [(folder.uri, document_path(folder.uri)) for folder in folders]
+        found = [(uri, path) for uri, path in paths if path is not None]
+        return sorted(found, key=lambda item: len(item[1].parts), reverse=True)
 
-        loaded = resolve(self.root, self.initialization, self.configuration)
-        for warning in loaded.warnings:
+    def folder_of(self, path: Path | None) -> tuple[str, Path | None]:
+        """The workspace folder holding `path` (uri, path); ("", root) when none does."""
+        if path is not None:
+            for uri, folder in self.folders():
+                if path == folder or folder in path.parents:
+                    return uri, folder
+        return "", self.root
+
+    def project_of(self, uri: str) -> Path | None:
+        """Where the CLI would look for the project of this file: `config.project_root` of its path
+        (untitled buffers: of their workspace folder)."""
+        path = document_path(uri)
+        return project_root(path if path is not None else self.folder_of(None)[1])
+
+    def resolved(self, uri: str | None = None) -> Resolved:
+        """Settings and editor options for a document (None: the workspace root)."""
+        path = document_path(uri) if uri else None
+        folder_uri, folder = self.folder_of(path)
+        start = path if path is not None else folder
+        pyproject = find_pyproject(start)
+        try:
+            stamp = pyproject.stat().st_mtime if pyproject else 0.0
+        except OSError:
+            stamp = -1.0
+        key = (str(pyproject), folder_uri, stamp)
+        found = self._resolved.get(key)
+        if found is None:
+            configuration = self.folder_values.get(folder_uri, self.folder_values.get("", {}))
+            found = resolve(start, self.initialization, configuration)
+            self._resolved[key] = found
+            self._announce(found)
+        return found
+
+    def settings_for(self, uri: str | None = None) -> Settings:
+        return self.resolved(uri).loaded.settings
+
+    def settings_changed(self) -> None:
+        """The editor's values changed: settings are read again on next use (and shown for the root)."""
+        self._resolved.clear()
+        self.resolved(None)
+
+    def _announce(self, resolved: Resolved) -> None:
+        for warning in resolved.loaded.warnings:
             if warning not in self._shown_warnings:
                 self._shown_warnings.add(warning)
                 show(self, warning, types.MessageType.Warning)
-        self.settings = loaded.settings
-        public = {k: v for k, v in loaded.settings.public().items() if k != "api_key_env"}
-        log(self, f"settings: {public}")
+        public = {k: v for k, v in resolved.loaded.settings.public().items() if k != "api_key_env"}
+        where = resolved.loaded.pyproject or "no pyproject.toml"
+        log(self, f"settings ({where}): {public}")
 
-    async def engine(self) -> Any:
-        """The engine for the current settings, created off the event loop (it warms a sandbox)."""
+    async def engine(self, uri: str | None = None) -> Any:
+        """The engine of the document's project for its current settings, created off the event loop
+        (it warms a sandbox); one per project root, replaced when its settings change."""
         await self.settings_ready.wait()
+        root = self.project_of(uri) if uri else self.root
+        settings = self.settings_for(uri)
+        key = str(root)
         async with self._engine_lock:
-            if self._engine is None or self._engine_settings != self.settings:
-                if self._engine is not None:
-                    # Runs still using the old engine keep it; it is closed at shutdown.
-                    self._retired.append(self._engine)
-                settings = self.settings
-                self._engine = await asyncio.get_running_loop().run_in_executor(
-                    None, _make_engine, settings, self.root
-                )
-                self._engine_settings = settings
-            return self._engine
+            current = self._engines.get(key)
+            if current is None or current[1] != settings:
+                if current is not None:
+                    # Runs still using the old engine keep it; it is closed once no run needs it.
+                    self._retired.append(current[0])
+                engine = await asyncio.get_running_loop().run_in_executor(None, _make_engine, settings, root)
+                current = self._engines[key] = (engine, settings)
+            return current[0]
 
     def close_retired_engines(self) -> None:
         """Engines replaced by a settings change, closed once no run or doctest check can use them."""
@@ -105,10 +149,10 @@ class PycapsuleServer(LanguageServer):
     def close(self) -> None:
         self.runs.shutdown()
         self.diagnostics.shutdown()
-        for engine in [*self._retired, self._engine]:
-            if engine is not None:
-                threading.Thread(target=_close_quietly, args=(engine,), daemon=True).start()
-        self._retired, self._engine = [], None
+        engines = [*self._retired, *(engine for engine, _ in self._engines.values())]
+        for engine in engines:
+            threading.Thread(target=_close_quietly, args=(engine,), daemon=True).start()
+        self._retired, self._engines = [], {}
 
 
 def _make_engine(settings: Settings, root: Path | None) -> Any:
@@ -120,11 +164,6 @@ def _make_engine(settings: Settings, root: Path | None) -> Any:
 def _close_quietly(engine: Any) -> None:
     with contextlib.suppress(Exception):  # closing at exit: nobody is left to tell
         engine.close()
-
-
-def document_root(server: PycapsuleServer, uri: str) -> Path | None:
-    path = document_path(uri)
-    return server.root or (path.parent if path else None)
 
 
 def build_server() -> PycapsuleServer:

@@ -1,21 +1,36 @@
-"""The server's settings: `[tool.pycapsule]` in pyproject.toml <- environment <- initializationOptions
-<- `workspace/configuration` (section "pycapsule"), validated by `pycapsule.config`.
+"""The server's settings, per document: `[tool.pycapsule]` in the pyproject.toml nearest the file
+<- environment <- initializationOptions <- `workspace/configuration` (section "pycapsule", asked
+for each workspace folder), validated by `pycapsule.config` (the CLI's lookup rule).
 
 Each bad value becomes one `window/showMessage` naming the key and the default used (shown once,
 not on every reload). The API key itself is never taken from the editor: editors keep settings
 in plain files, so the key stays in the environment variable `apiKeyEnv` names.
+
+Two options only concern the editor and are not part of `Settings`: `diffPreview` (send the edit
+with a change annotation that needs confirmation, where the client supports annotations) and
+`applyEditTimeout` (seconds to wait for the editor's answer to an edit before ending the run).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pycapsule.config import LoadedSettings, load_settings, snake_case
+from pycapsule.config import LoadedSettings, Settings, load_settings, snake_case
 
 SECTION = "pycapsule"
 _EDITOR_SOURCE = "the editor's settings"
+
+
+@dataclass(frozen=True)
+class EditorOptions:
+    diff_preview: bool = True
+    apply_edit_timeout: float = 10.0
+
+
+_EDITOR_KEYS = {"diff_preview", "apply_edit_timeout"}
 
 
 def editor_values(raw: Any) -> dict[str, Any]:
@@ -26,10 +41,44 @@ def editor_values(raw: Any) -> dict[str, Any]:
     return dict(inner) if isinstance(inner, Mapping) else dict(raw)
 
 
+def editor_options(values: Mapping[str, Any], warnings: list[str]) -> EditorOptions:
+    """The editor-only options among `values`; a bad one is named in `warnings` and its default used."""
+    found = {snake_case(str(k)): v for k, v in values.items() if snake_case(str(k)) in _EDITOR_KEYS}
+    defaults = EditorOptions()
+    preview = found.get("diff_preview", defaults.diff_preview)
+    if not isinstance(preview, bool):
+        warnings.append(
+            f"Setting 'diffPreview' must be true or false; using {str(defaults.diff_preview).lower()}."
+        )
+        preview = defaults.diff_preview
+    timeout = found.get("apply_edit_timeout", defaults.apply_edit_timeout)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        warnings.append(
+            "Setting 'applyEditTimeout' must be a number of seconds in (0, 3600]; "
+            f"using {defaults.apply_edit_timeout:g}."
+        )
+        timeout = defaults.apply_edit_timeout
+    return EditorOptions(preview, float(timeout))
+
+
+@dataclass
+class Resolved:
+    loaded: LoadedSettings
+    options: EditorOptions
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.loaded.warnings
+
+
 def resolve(
-    root: Path | None, initialization: Mapping[str, Any], configuration: Mapping[str, Any]
-) -> LoadedSettings:
-    """Settings for the workspace `root`; the editor's values win over the project's file."""
+    start: Path | None, initialization: Mapping[str, Any], configuration: Mapping[str, Any]
+) -> Resolved:
+    """Settings for the file or folder `start`; the editor's values win over the project's file."""
     overrides = {**initialization, **configuration}
     warnings: list[str] = []
     for key in [k for k in overrides if snake_case(str(k)) == "api_key"]:
@@ -38,6 +87,8 @@ def resolve(
             f"Setting '{key}' in {_EDITOR_SOURCE} is ignored: put the key in the environment variable "
             "that 'apiKeyEnv' names."
         )
-    loaded = load_settings(root, overrides, overrides_source=_EDITOR_SOURCE)
+    options = editor_options(overrides, warnings)
+    overrides = {k: v for k, v in overrides.items() if snake_case(str(k)) not in _EDITOR_KEYS}
+    loaded = load_settings(start, overrides, overrides_source=_EDITOR_SOURCE)
     loaded.warnings[:0] = warnings
-    return loaded
+    return Resolved(loaded, options)

@@ -1,8 +1,11 @@
 """What the server tells the editor about itself: the `pycapsule/status` notification and log lines.
 
 `pycapsule/status` params: {"state": "idle" | "generating" | "error", "attempt": int | None,
-"maxAttempts": int | None, "name": str | None, "message": str, "running": int}. Editors show it in
-a status bar; `running` counts the generations still going on.
+"maxAttempts": int | None, "name": str | None, "message": str, "running": int, "runId": str | None,
+"outcome": str | None, "attempts": int | None}. Editors show it in a status bar; `running` counts
+the generations still going on. The last notification of a run carries its `runId` and its
+`outcome` (the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused,
+error), with `attempts` and the end `message`: how a client learns how the run it started ended.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ def send_status(
     attempt: int | None = None,
     max_attempts: int | None = None,
     running: int = 0,
+    run_id: str | None = None,
+    outcome: str | None = None,
+    attempts: int | None = None,
 ) -> None:
     server.protocol.notify(
         STATUS,
@@ -35,6 +41,9 @@ def send_status(
             "name": name,
             "message": message,
             "running": running,
+            "runId": run_id,
+            "outcome": outcome,
+            "attempts": attempts,
         },
     )
 

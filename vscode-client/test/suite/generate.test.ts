@@ -50,12 +50,16 @@ describe('Generate & self-debug in VS Code', () => {
       (candidate) => candidate.title === GENERATE_TITLE,
     );
     assert.ok(action?.command, 'no "Generate & self-debug" action');
-    const answer = await vscode.commands.executeCommand<{ status: string; attempts: number; message: string }>(
+    const answer = await vscode.commands.executeCommand<{ status: string; runId: string; message: string }>(
       action.command.command,
       ...((action.command.arguments ?? []) as unknown[]),
     );
-    assert.equal(answer?.status, 'passed', JSON.stringify(answer));
-    assert.equal(answer?.attempts, 2);
+    assert.equal(answer?.status, 'started', JSON.stringify(answer));
+    const end = await waitFor('the end of the run', () =>
+      api.statusHistory.find((status) => status.runId === answer.runId && status.outcome),
+    );
+    assert.equal(end.outcome, 'passed', JSON.stringify(end));
+    assert.equal(end.attempts, 2);
     await waitFor('the edit in the buffer', () => document.getText().includes(CORRECT_BODY));
     assert.ok(!document.getText().includes('return len(str(n))'), 'the failed first body was left in the file');
     assert.ok(await document.save(), 'saving the generated file failed');

@@ -1,0 +1,100 @@
+;;; driver.el --- drive Emacs 28 + eglot 1.9 headless like a user: generate, quick-fix, hover, cancel.
+;; Loaded after the set-up block of docs/editors.md.  Reads PYCAPSULE_EMACS_* from the environment and
+;; writes what it saw as JSON to PYCAPSULE_EMACS_REPORT.  Exits 0 when it got to the end.
+
+(require 'eglot)
+(require 'json)
+(require 'cl-lib)
+
+(defvar pycapsule-test-statuses nil "Every pycapsule/status notification, newest first.")
+(defvar pycapsule-test-report (list))
+
+(cl-defmethod eglot-handle-notification (_server (_method (eql pycapsule/status)) &rest params)
+  (push params pycapsule-test-statuses))
+
+(defun pycapsule-test-note (key value)
+  (setq pycapsule-test-report (plist-put pycapsule-test-report key value)))
+
+(defun pycapsule-test-write ()
+  (with-temp-file (getenv "PYCAPSULE_EMACS_REPORT")
+    (insert (json-encode pycapsule-test-report))))
+
+(defun pycapsule-test-fail (what)
+  (pycapsule-test-note :error what)
+  (pycapsule-test-write)
+  (kill-emacs 1))
+
+(defun pycapsule-test-wait (what predicate &optional seconds)
+  "Let Emacs run (process output, timers) until PREDICATE holds; fail after SECONDS."
+  (let ((deadline (+ (float-time) (or seconds 60))))
+    (while (not (funcall predicate))
+      (when (> (float-time) deadline)
+        (pycapsule-test-fail (format "timed out waiting for %s" what)))
+      (accept-process-output nil 0.05)
+      (sit-for 0.05))))
+
+(defun pycapsule-test-goto (needle)
+  (goto-char (point-min))
+  (unless (search-forward needle nil t) (pycapsule-test-fail (format "no %S in the buffer" needle)))
+  (beginning-of-line))
+
+(defun pycapsule-test-run-ended (name)
+  (cl-find-if (lambda (s) (and (equal (plist-get s :name) name) (plist-get s :outcome)))
+              pycapsule-test-statuses))
+
+(condition-case err
+    (progn
+      (find-file (getenv "PYCAPSULE_EMACS_FILE"))
+      (python-mode)
+      (apply #'eglot (eglot--guess-contact))
+      (pycapsule-test-wait "the server" (lambda () (eglot-current-server)))
+
+      ;; 1. generate: the refactor.rewrite action on the stub (the only one: eglot runs it at once)
+      (pycapsule-test-goto "The sum of the decimal digits")
+      (pycapsule-test-note :offered (mapcar (lambda (a) (plist-get a :title))
+                                            (eglot-code-actions (point) nil "refactor.rewrite")))
+      (eglot-code-actions (point) nil "refactor.rewrite" t)
+      (pycapsule-test-wait "the generated body"
+                           (lambda () (save-excursion (goto-char (point-min))
+                                                      (search-forward (getenv "PYCAPSULE_EMACS_EXPECT") nil t)))
+                           90)
+      (pycapsule-test-note :generated (plist-get (pycapsule-test-run-ended "digit_sum") :outcome))
+      (save-buffer)
+
+      ;; 2. hover on the name: the attempt history
+      (pycapsule-test-goto "def digit_sum")
+      (forward-char 5)
+      (let ((hover (jsonrpc-request (eglot--current-server-or-lose) :textDocument/hover
+                                    (eglot--TextDocumentPositionParams))))
+        (pycapsule-test-note :hover (plist-get (plist-get hover :contents) :value)))
+
+      ;; 3. quick-fix: break a function, save, take the quickfix on its failing doctest
+      (pycapsule-test-goto "    return 2 * n")
+      (search-forward "2 * n")
+      (replace-match "3 * n")
+      (save-buffer)
+      (pycapsule-test-goto "    >>> already_written(2)")
+      (pycapsule-test-wait "the doctest diagnostic" (lambda () (flymake-diagnostics (point) (line-end-position))) 60)
+      (eglot-code-actions (point) (line-end-position) "quickfix" t)
+      (pycapsule-test-wait "the fixed body"
+                           (lambda () (save-excursion (goto-char (point-min)) (search-forward "return 2 * n" nil t)))
+                           90)
+      (pycapsule-test-note :fixed (plist-get (pycapsule-test-run-ended "already_written") :outcome))
+      (save-buffer)
+
+      ;; 4. cancel: start the stub the model never finishes, then its "Cancel ..." action
+      (pycapsule-test-goto "The model never finishes")
+      (eglot-code-actions (point) nil "refactor.rewrite" t)
+      (pycapsule-test-wait "the run on slow_stub"
+                           (lambda () (cl-find-if (lambda (s) (equal (plist-get s :name) "slow_stub"))
+                                                  pycapsule-test-statuses)))
+      (pycapsule-test-note :cancel-offered (mapcar (lambda (a) (plist-get a :title))
+                                                   (eglot-code-actions (point) nil "refactor.rewrite")))
+      (eglot-code-actions (point) nil "refactor.rewrite" t)
+      (pycapsule-test-wait "the cancelled run" (lambda () (pycapsule-test-run-ended "slow_stub")) 30)
+      (pycapsule-test-note :cancelled (plist-get (pycapsule-test-run-ended "slow_stub") :outcome))
+      (save-buffer)
+      (pycapsule-test-write)
+      (let ((eglot-autoshutdown nil)) (eglot-shutdown (eglot-current-server)))
+      (kill-emacs 0))
+  (error (pycapsule-test-fail (format "%S" err))))
