@@ -51,15 +51,8 @@ _STATS_FUNCTIONS = ("iqr", "kurtosis", "mean", "median", "median_abs_dev", "rel_
                     "std_dev", "trimean", "variance")
 _MADE_AT_RUN_TIME = ("made at import time (`globals()[name] = func`) with the docstring of "
                      "`Stats._calc_<name>`, whose examples pycapsule runs under that name, where written")
-_DELETED_AT_RUN_TIME = ("deleted from the class at import time (`delattr`), so doctest never sees it; its "
-                        "examples are the module function's of the same name")
-_REPLACED_BY_AN_IMPORT = ("defined in urlutils.py, then replaced at import time by `from .dictutils import "
-                          "OrderedMultiDict`: doctest only sees dictutils' class (collected there)")
 BOLTONS_KNOWN = {
     **{f"boltons.statsutils.{name}": _MADE_AT_RUN_TIME for name in _STATS_FUNCTIONS},
-    **{f"boltons.statsutils.Stats._calc_{name}": _DELETED_AT_RUN_TIME for name in _STATS_FUNCTIONS},
-    **{f"boltons.urlutils.OrderedMultiDict{member}": _REPLACED_BY_AN_IMPORT
-       for member in ("", ".addlist", ".inverted", ".sorted", ".sortedvalues")},
 }
 MORE_ITERTOOLS_KNOWN = {
     "more_itertools.recipes.pairwise": (

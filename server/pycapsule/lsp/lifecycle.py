@@ -8,11 +8,13 @@ from lsprotocol import types
 from pycapsule.lsp.server import PycapsuleServer
 from pycapsule.lsp.settings import SECTION, editor_values
 from pycapsule.lsp.status import log
+from pycapsule.lsp.text_documents import use_lsp_lines
 
 
 def register(server: PycapsuleServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: PycapsuleServer, params: types.InitializeParams) -> None:
+        use_lsp_lines(ls.workspace)
         ls.initialization = editor_values(params.initialization_options)
         ls.settings_changed()
 

@@ -269,8 +269,14 @@ def runtime_object(module, qualname):
     if isinstance(found, (staticmethod, classmethod)):
         found = found.__func__
     if isinstance(found, property):
-        found = found.fget
-    owner = getattr(inspect.unwrap(found), "__module__", None) if callable(found) else None
+        return found
+    unwrapped = inspect.unwrap(found) if callable(found) else found
+    if inspect.isfunction(unwrapped):
+        return found if unwrapped.__globals__ is module.__dict__ else None
+    if not (inspect.isroutine(unwrapped) or inspect.isclass(found) or inspect.ismethoddescriptor(found)):
+        return None
+    owner = getattr(getattr(found, "__objclass__", None), "__module__", None)
+    owner = owner or getattr(found, "__module__", None)
     return found if owner == module.__name__ else None
 
 
