@@ -28,12 +28,12 @@ def open_file(editor: Editor, path: Path) -> str:
 
 
 async def generate_at(editor: Editor, uri: str, needle: str) -> dict[str, Any]:
-    """Choose "Generate & self-debug" with the cursor on the line holding `needle`."""
+    """Choose "Generate & self-debug" with the cursor on the line holding `needle`; how the run ended."""
     actions = await editor.code_actions(uri, line_of(editor.text(uri), needle))
     assert actions, f"no action offered at {needle!r}"
     [action] = [a for a in actions if a.title == "Generate & self-debug"]
     assert action.command is not None
-    return await editor.execute(action.command)
+    return await editor.run(action.command)
 
 
 def messages_of(diagnostics: list[types.Diagnostic]) -> list[tuple[int, str]]:
