@@ -13,7 +13,6 @@ source root whose folders have no `__init__.py` (a namespace package) is named f
 from __future__ import annotations
 
 import configparser
-import doctest
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,14 +107,6 @@ def pytest_config(start: Path, root: Path) -> PytestConfig | None:
         if folder == root or not folder.is_relative_to(root):
             return None
     return None
-
-
-def flag_value(names: tuple[str, ...]) -> int:
-    """The doctest option bits for flag names; unknown names are ignored (pytest rejects them itself)."""
-    value = 0
-    for name in names:
-        value |= doctest.OPTIONFLAGS_BY_NAME.get(name.strip().upper(), 0)
-    return value
 
 
 def _unique(paths: list[Path]) -> tuple[Path, ...]:

@@ -1044,8 +1044,9 @@ def run_job(job, config, child):
     """Run the job in the waiting child; the reply, or None when the child was already dead."""
     started = time.monotonic()
     oom_before = oom_kill_count()
-    prepared, flags = prepare(job, job_path(job, config, child.job_dir))
-    verdicts = Verdicts(prepared, flags, job_path(job, config, child.job_dir))
+    path = job_path(job, config, child.job_dir)
+    prepared, flags = prepare(job, path)
+    verdicts = Verdicts(prepared, flags, path)
     job = {**job, "items": [entry.wire() for entry in prepared]}
     if not child.start(job):
         child.close()
