@@ -5,7 +5,8 @@ Starting a server costs seconds, so a test module shares one per profile: `edito
 `each_editor` (VS Code, then Neovim) hand each test that server clean, with a folder of its own in the
 module's project, and `fake` gives each test its own scripted replies. Tests that need other settings,
 capabilities or workspace folders start their own server with `start_editor`, in `project`;
-`project_editor` does that for each profile, for tests whose subject is the project (tests/projects).
+`project_editor` does that with VS Code's profile and `project_each_editor` for each profile, for tests whose
+subject is the project (tests/projects).
 """
 
 from __future__ import annotations
@@ -99,13 +100,27 @@ async def each_editor(
         yield clean
 
 
-@pytest_asyncio.fixture(params=EDITORS)
-async def project_editor(
-    request: pytest.FixtureRequest, fake: ScriptedModel, project: Path, tmp_path: Path
+async def own_editor(
+    profile: str, fake: ScriptedModel, project: Path, tmp_path: Path
 ) -> AsyncIterator[Editor]:
-    """A server of the test's own on `project`, for each profile in turn."""
-    editor = await start_editor(request.param, project, server_env(fake.base_url, tmp_path), TEST_OPTIONS)
+    editor = await start_editor(profile, project, server_env(fake.base_url, tmp_path), TEST_OPTIONS)
     try:
         yield editor
     finally:
         await stop_editor(editor)
+
+
+@pytest_asyncio.fixture
+async def project_editor(fake: ScriptedModel, project: Path, tmp_path: Path) -> AsyncIterator[Editor]:
+    """A VS Code server of the test's own on `project`, where the client's profile does not matter."""
+    async for editor in own_editor("visual-studio-code", fake, project, tmp_path):
+        yield editor
+
+
+@pytest_asyncio.fixture(params=EDITORS)
+async def project_each_editor(
+    request: pytest.FixtureRequest, fake: ScriptedModel, project: Path, tmp_path: Path
+) -> AsyncIterator[Editor]:
+    """A server of the test's own on `project`, for each profile in turn."""
+    async for editor in own_editor(request.param, fake, project, tmp_path):
+        yield editor

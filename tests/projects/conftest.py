@@ -1,5 +1,6 @@
 """Fixtures of the project tests: an empty project folder; the scripted model server (`fake`) and the
-editors (`editor`, VS Code's and Neovim's capabilities) of the language server tests, opened on it."""
+editors of the language server tests, opened on it: `editor` with VS Code's capabilities, `each_editor` with
+VS Code's and then Neovim's, where the edit's shape differs between them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.lsp.conftest import endpoint, fake  # noqa: F401 (fixtures)
+from tests.lsp.conftest import project_each_editor as each_editor  # noqa: F401 (each profile, on `project`)
 from tests.lsp.conftest import project_editor as editor  # noqa: F401 (a server of its own on `project` below)
 
 
