@@ -21,7 +21,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from pycapsule.bench.workspace import Workspace, workspace
 from pycapsule.capsule import CapsuleError
 from pycapsule.events import Event
 from pycapsule.sandbox.api import Sandbox
+from pycapsule.signals import handling
 
 Generate = Callable[..., Iterator[Event]]
 """`generate(capsule, cancel=threading.Event())`: the engine's self-debugging loop."""
@@ -55,20 +55,6 @@ def default_workers(tasks: list[BenchTask] | None = None) -> int:
     if tasks and any(task.project is not None for task in tasks):
         return 1
     return max(1, min(4, os.cpu_count() or 1))
-
-
-@contextmanager
-def terminate_interrupts() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt in the main thread meanwhile, as SIGINT does, so that a run
-    stopped by `kill` or `timeout` saves what it has; the former handler is put back after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class ModelUnavailable(RuntimeError):
@@ -151,7 +137,9 @@ class BenchRunner:
         missing = set(self.missing_libraries())
         writer = RecordWriter(self.files.results)
         try:
-            with terminate_interrupts(), ThreadPoolExecutor(self.workers, thread_name_prefix="bench") as pool:
+            # SIGTERM (kill, timeout) stops a run as Ctrl-C does: KeyboardInterrupt here, finished tasks saved
+            with (handling(signal.SIGTERM, signal.default_int_handler),
+                  ThreadPoolExecutor(self.workers, thread_name_prefix="bench") as pool):
                 try:
                     self._drive(pool, pending, missing, writer, on_record)
                 except BaseException:

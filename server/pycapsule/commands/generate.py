@@ -16,8 +16,6 @@ import logging
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +46,7 @@ from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.engine import Engine
 from pycapsule.events import Outcome
 from pycapsule.exit_codes import ExitCode
+from pycapsule.signals import handling
 from pycapsule.terminal import terminal_safe
 
 PREFIX = "pycapsule"
@@ -89,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     engine = Engine(loaded.settings, project_root=project_root(read.target.path))
     try:
         done = _fill(engine, read, qualnames)
-        with _interrupts_deferred():  # a second Ctrl-C must not cost the bodies that passed
+        with handling(signal.SIGINT, signal.SIG_IGN):  # a second Ctrl-C must not cost the bodies that passed
             return _finish(args, read, done)
     finally:
         with contextlib.suppress(KeyboardInterrupt):  # the answer is given: a Ctrl-C now only hurries
@@ -226,19 +225,6 @@ def _result(done: _Run, qualname: str) -> dict[str, Any]:
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
         "completion_tokens": 0, "seconds": 0.0, "changed": False,
     }
-
-
-@contextlib.contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """SIGINT is held off while the result is written and reported (the run ends right after anyway)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _quiet_logging() -> None:
