@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 
 import openai
 import pytest
@@ -64,6 +65,15 @@ def test_broken_connections_are_connection_errors(reply: object) -> None:
 def test_hang_times_out_on_the_client() -> None:
     with FakeOpenAI([Hang(5)]) as server, pytest.raises(openai.APITimeoutError):
         client(server, timeout=0.3).chat.completions.create(model="m", messages=[])
+
+
+def test_a_client_under_test_can_see_that_its_request_hangs_at_the_model() -> None:
+    with FakeOpenAI([Hang(5)]) as server:
+        hanging = lambda: json.load(urllib.request.urlopen(f"{server.base_url}/_fake/hanging"))["hanging"]  # noqa: E731
+        assert hanging() == 0
+        with pytest.raises(openai.APITimeoutError):
+            client(server, timeout=0.5).chat.completions.create(model="m", messages=[])
+        assert hanging() == 1, "the timed-out request is still held until its Hang ends"
 
 
 def test_drop_mid_stream_breaks_the_stream() -> None:

@@ -234,6 +234,7 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self._record_to = record_to
         self._lock = threading.Lock()
+        self._hanging = 0
         self._stopping = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._httpd.daemon_threads = True
@@ -263,6 +264,13 @@ class FakeOpenAI:
     def chat_requests(self) -> list[RecordedRequest]:
         with self._lock:
             return chat_requests(self.requests)
+
+    @property
+    def hanging(self) -> int:
+        """Requests held open by a `Hang` right now (also served as `GET /v1/_fake/hanging`, so a client
+        under test can wait until its request is really at the model before it cancels)."""
+        with self._lock:
+            return self._hanging
 
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(
@@ -334,6 +342,8 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/").endswith("/models"):
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server.models]
                 self._send_json(200, {"object": "list", "data": data})
+            elif self.path.rstrip("/").endswith("/_fake/hanging"):
+                self._send_json(200, {"hanging": server.hanging})
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -359,7 +369,13 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     return self._drop()
                 return self._play(reply.reply, body)
             if isinstance(reply, Hang):
-                server._stopping.wait(reply.seconds)
+                with server._lock:
+                    server._hanging += 1
+                try:
+                    server._stopping.wait(reply.seconds)
+                finally:
+                    with server._lock:
+                        server._hanging -= 1
                 return self._drop()
             if isinstance(reply, Drop):
                 return self._drop()

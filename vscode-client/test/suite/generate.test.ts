@@ -9,6 +9,12 @@ const STUB = workspaceFile('stubs.py');
 const CORRECT_BODY = 'return sum(int(digit) for digit in str(abs(n)))';
 const GENERATE_TITLE = 'Generate & self-debug';
 
+/** How many requests the scripted model server holds open right now (its test-only route). */
+async function requestsHangingAtTheModel(): Promise<number> {
+  const response = await fetch(`${process.env.OPENAI_BASE_URL}/_fake/hanging`);
+  return ((await response.json()) as { hanging: number }).hanging;
+}
+
 async function codeActionsAt(uri: vscode.Uri, line: number): Promise<vscode.CodeAction[]> {
   const range = new vscode.Range(line, 4, line, 4);
   return (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, range)) ?? [];
@@ -102,6 +108,8 @@ describe('Generate & self-debug in VS Code', () => {
     await waitFor('the slow run to start', () =>
       api.statusHistory.some((status) => status.state === 'generating' && status.name === 'slow_stub'),
     );
+    // cancelling while the model is being asked is the case that matters (an HTTP request in flight)
+    await waitFor('the slow run to ask the model', async () => (await requestsHangingAtTheModel()) > 0);
     await vscode.commands.executeCommand('pycapsule.cancelAll');
     const answer = await run;
 
