@@ -19,7 +19,7 @@ from typing import Any
 from pycapsule.capsule import Capsule
 from pycapsule.config import Settings, endpoint_problem
 from pycapsule.embedded_model.which import embedded_label
-from pycapsule.events import Event, Finished, Notice, Outcome, Unavailable
+from pycapsule.events import Event, Finished, Notice, Outcome, Status, Unavailable
 from pycapsule.executor import doctest_job
 from pycapsule.history import History
 from pycapsule.loop import import_problem, self_debug, unavailable_part
@@ -124,11 +124,14 @@ class Engine:
         cancel = cancel or threading.Event()
         try:
             sandbox = self.sandbox()
-            problem, checked = import_problem(capsule, sandbox, self.settings)
+            problem, checked = import_problem(capsule, sandbox, self.settings, cancel)
             if problem:  # else the loop shows the sandbox's warnings with its first attempt
                 for warning in checked.warnings:
                     yield Notice(warning)
                 yield _error(capsule, problem)
+                return
+            if cancel.is_set():  # before any model starts: a Ctrl-C may have killed the embedded one
+                yield _finished(capsule, "cancelled", "cancelled before the model was asked")
                 return
             yield from self._programmer_events()
             if self._endpoint is not None and not self._endpoint.alive:
@@ -197,5 +200,11 @@ def _context(capsule: Capsule) -> str | None:
 
 
 def _error(capsule: Capsule, message: str, unavailable: Unavailable | None = None) -> Finished:
-    return Finished(Outcome("error", " ".join(message.split()), None, (), 0, capsule.qualname,
+    return _finished(capsule, "error", message, unavailable)
+
+
+def _finished(capsule: Capsule, status: Status, message: str,
+              unavailable: Unavailable | None = None) -> Finished:
+    """The end of a run in which no model was asked."""
+    return Finished(Outcome(status, " ".join(message.split()), None, (), 0, capsule.qualname,
                             unavailable=unavailable))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from threading import Event
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
@@ -70,6 +71,6 @@ def judge(capsule: Capsule, result: RunResult) -> Verdict:
 
 
 def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float,
-            root: Path | None = None) -> Verdict:
+            root: Path | None = None, cancel: Event | None = None) -> Verdict:
     """Run the candidate module `source` (the capsule's module with a new body) and judge it."""
-    return judge(capsule, sandbox.run(job_for(capsule, source, timeout, root)))
+    return judge(capsule, sandbox.run(job_for(capsule, source, timeout, root), cancel))

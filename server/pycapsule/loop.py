@@ -106,13 +106,14 @@ def self_debug(
     return run.events(start_body)
 
 
-def import_problem(capsule: Capsule, sandbox: Sandbox, settings: Settings) -> tuple[str | None, RunResult]:
+def import_problem(capsule: Capsule, sandbox: Sandbox, settings: Settings,
+                   cancel: threading.Event | None = None) -> tuple[str | None, RunResult]:
     """One sentence when the module cannot be imported for a reason outside the target function (a
     missing package, a failing statement elsewhere): no body can fix that, so no model is asked."""
     job = replace(job_for(capsule, capsule.module_source, settings.job_timeout, project_root(capsule.path)),
                   doctest_targets=(), doctests=())
-    result = sandbox.run(job)
-    if result.status == "ok":
+    result = sandbox.run(job, cancel)
+    if result.status in ("ok", "cancelled"):  # cancelled: the caller sees its own cancel and stops
         return None, result
     error = result.module_error
     if error is not None and error.line is not None and capsule.def_line <= error.line <= capsule.end_line:
@@ -311,11 +312,14 @@ class _Run:
 
     def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
         if self.verified:
-            verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root)
+            verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root,
+                              self.cancel)
             label = verdict.label
         else:
             verdict = self._run_module(source)
             label = "not_verified" if verdict.passed else verdict.label
+        if self.cancel.is_set():
+            raise Cancelled()
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
         return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed)
@@ -329,7 +333,7 @@ class _Run:
     def _run_module(self, source: str) -> Verdict:
         """No doctests to run: at least the module must still import."""
         job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=())
-        return judge(self.capsule, self.sandbox.run(job))
+        return judge(self.capsule, self.sandbox.run(job, self.cancel))
 
     def _success(self, result: _Attempt) -> Finished:
         name = self.capsule.qualname

@@ -8,6 +8,8 @@ them), and tests big enough to time out.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,16 @@ def test_no_code_fails_and_a_broken_sandbox_is_not_the_models_fault(sandbox: San
     assert score(sandbox, task, None).status == "failed"
     assert judge(RunResult(status="crashed", detail="worker died"), task).status == "unscorable"
     assert judge(RunResult(status="timeout", detail="killed after 20 s"), task).detail == "killed after 20 s"
+
+
+def test_hidden_tests_still_running_when_the_run_is_cancelled_are_not_a_score(sandbox: Sandbox) -> None:
+    """Ctrl-C during scoring: the run stops now, and the task is left for a resume (never "failed")."""
+    prompt = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n'
+    task = BenchTask("humaneval", "T/slow", "add", prompt, "import time\ntime.sleep(60)\n",
+                     prompt + "    return a + b\n", timeout=60.0)
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    verdict = score(sandbox, task, task.reference, cancel)
+    assert verdict.status == "cancelled" and not verdict.passed
+    assert time.monotonic() - started < 10

@@ -4,6 +4,7 @@ server, the real default sandbox, the real extraction/splice/condense modules.""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -244,6 +245,34 @@ def test_cancel_during_streaming(openai_server: FakeOpenAI, sandbox: Sandbox, mo
     events, outcome = run(openai_server, sandbox, module_file, cancel=cancel)
     assert outcome.status == "cancelled" and outcome.new_source is None
     assert not finished_attempts(events)
+
+
+def test_cancel_while_the_doctests_run_ends_the_run_without_waiting_for_them(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    slow = "```python\ndef add(a, b):\n    import time\n    time.sleep(60)\n    return a + b\n```"
+    openai_server.queue(slow)
+    cancel = threading.Event()
+    capsule = capsule_by_qualname(module_file.read_text(), "add", module_file)
+    started = 0.0
+    with Engine(settings_for(openai_server, job_timeout=60.0), sandbox=sandbox) as engine:
+        events = []
+        for event in engine.generate(capsule, cancel=cancel):
+            events.append(event)
+            if isinstance(event, AttemptStarted):
+                threading.Timer(1.0, cancel.set).start()  # the answer comes at once: the doctests run then
+                started = time.monotonic()
+    assert events[-1].outcome.status == "cancelled" and events[-1].outcome.new_source is None
+    assert time.monotonic() - started < 20, "the run waited for the sandbox's job instead of the cancel"
+    assert not finished_attempts(events), "a cancelled check is not an attempt's verdict"
+
+
+def test_a_run_cancelled_before_it_starts_asks_no_model(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()  # e.g. Ctrl-C, which also kills an embedded model's server: nothing may start it again
+    _, outcome = run(openai_server, sandbox, module_file, cancel=cancel)
+    assert outcome.status == "cancelled" and outcome.new_source is None
+    assert openai_server.requests == []
 
 
 def test_cancel_between_attempts(openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:

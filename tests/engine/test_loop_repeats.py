@@ -3,6 +3,7 @@ that attempt, and the next request says so and samples differently (the scripted
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,11 @@ class CountingSandbox:
         self.inner, self.name = inner, inner.name
         self.checked: list[str] = []
 
-    def run(self, job: Job) -> RunResult:
+    def run(self, job: Job, cancel: threading.Event | None = None) -> RunResult:
         doctests = job.doctests if job.doctests is not None else job.doctest_targets
         if doctests is None or doctests:
             self.checked.append(job.source)
-        return self.inner.run(job)
+        return self.inner.run(job, cancel)
 
     def close(self) -> None:
         self.inner.close()

@@ -12,16 +12,21 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import openai
 import pytest
 from openai import OpenAI
+from pycapsule.capsule import capsule_by_qualname
+from pycapsule.config import Settings
 from pycapsule.embedded_model.catalog import CATALOG
 from pycapsule.embedded_model.endpoint import LocalEndpoint, start_local_endpoint
 from pycapsule.embedded_model.errors import ModelServerError
 from pycapsule.embedded_model.serve import ServerOptions, start_server
+from pycapsule.engine import Engine
+from pycapsule.events import Finished, Notice
 from pycapsule.exit_codes import ExitCode
 
 HI = [{"role": "user", "content": "hi"}]
@@ -246,3 +251,49 @@ def test_a_machine_without_the_openmp_runtime_is_told_which_package_to_install(
     assert str(failure.value) == (
         "the model runtime xllamacpp cannot load: libgomp.so.1: cannot open shared object file: "
         "No such file or directory (the OpenMP runtime: apt-get install libgomp1).")
+
+
+def _model_servers_started_by_us() -> list[int]:
+    """Our child processes that are running embedded-model servers (not those dead and not yet reaped)."""
+    servers = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(parent) == os.getpid() and state != "Z" and b"pycapsule.embedded_model.serve" in command:
+            servers.append(int(entry.name))
+    return servers
+
+
+def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_next_run_does(
+    tiny_env: Path, tmp_path: Path
+) -> None:
+    """A Ctrl-C reaches the whole process group: the embedded model's server dies with the cancel. The
+    cancelled run must not start another one; the next run that is not cancelled does."""
+    module = tmp_path / "mod.py"
+    module.write_text('def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n')
+    capsule = capsule_by_qualname(module.read_text(), "add", module)
+
+    def starts(events: list[object]) -> int:
+        return sum(isinstance(e, Notice) and e.message.startswith("starting the local model") for e in events)
+
+    with Engine(Settings(max_attempts=1)) as engine:
+        first = list(engine.generate(capsule))
+        assert starts(first) == 1 and isinstance(first[-1], Finished)
+        (server,) = _model_servers_started_by_us()
+        os.kill(server, signal.SIGINT)
+        deadline = time.monotonic() + 10
+        while _model_servers_started_by_us() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _model_servers_started_by_us() == [], "the model server did not stop on SIGINT"
+
+        cancel = threading.Event()
+        cancel.set()
+        cancelled = list(engine.generate(capsule, cancel=cancel))
+        assert cancelled[-1].outcome.status == "cancelled"
+        assert starts(cancelled) == 0 and _model_servers_started_by_us() == []
+
+        again = list(engine.generate(capsule))
+        assert starts(again) == 1 and again[-1].outcome.status != "error", again[-1]

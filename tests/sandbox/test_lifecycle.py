@@ -52,6 +52,26 @@ def test_a_dead_worker_is_replaced_for_the_next_job(sandbox: Sandbox) -> None:
 
 
 @every_backend
+def test_a_cancelled_job_is_killed_at_once_and_the_next_job_runs(sandbox: Sandbox) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    result = sandbox.run(Job(source="import time\ntime.sleep(60)\n", timeout=60), cancel)
+    assert result.status == "cancelled", result
+    assert time.monotonic() - started < 10, "the sandbox waited for the job instead of the cancel"
+    again = sandbox.run(Job(source=TRIVIAL, doctest_targets=("one",)), cancel=threading.Event())
+    assert again.passed, again
+
+
+@every_backend
+def test_a_job_cancelled_before_it_starts_never_runs(sandbox: Sandbox) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    result = sandbox.run(Job(source=TRIVIAL, doctest_targets=("one",)), cancel)
+    assert result.status == "cancelled" and not result.passed
+
+
+@every_backend
 def test_jobs_from_many_threads_all_come_back_right(sandbox: Sandbox) -> None:
     results: dict[int, str] = {}
 

@@ -185,7 +185,9 @@ class BenchRunner:
             record = self._reused(task, place) if reused else self._generate(task, place)
             if record is None:
                 return None
-            verdict = place.score(self.sandbox, record.final_code)
+            verdict = place.score(self.sandbox, record.final_code, self.cancel)
+        if verdict.status == "cancelled":
+            return None  # left for a resume
         record.status, record.detail = verdict.status, verdict.detail
         record.score_seconds = round(verdict.seconds, 3)
         return record

@@ -8,12 +8,14 @@ task needs is missing here, the sandbox itself broke), which are "unscorable" an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from threading import Event
 from typing import Literal
 
 from pycapsule.bench.tasks import BenchTask
 from pycapsule.sandbox.api import Job, RunResult, Sandbox
 
-ScoreStatus = Literal["passed", "failed", "unscorable"]
+ScoreStatus = Literal["passed", "failed", "unscorable", "cancelled"]
+"""cancelled: the run stopped while the tests ran; the task is left for a resume, never recorded."""
 _SEPARATOR = "\n\n# ---- hidden tests (added by pycapsule bench after generation) ----\n"
 
 
@@ -48,6 +50,8 @@ def judge(result: RunResult, task: BenchTask) -> Score:
     """A hidden-test run's result as a score."""
     if result.status == "ok":
         return Score("passed", "", result.duration)
+    if result.status == "cancelled":
+        return Score("cancelled", result.detail, result.duration)
     if result.status == "crashed":
         return Score("unscorable", f"the sandbox failed: {result.detail}", result.duration)
     if (library := _missing_library(result, task)) is not None:
@@ -60,7 +64,7 @@ def judge(result: RunResult, task: BenchTask) -> Score:
     return Score("failed", result.detail or result.status, result.duration)
 
 
-def score(sandbox: Sandbox, task: BenchTask, candidate: str | None) -> Score:
+def score(sandbox: Sandbox, task: BenchTask, candidate: str | None, cancel: Event | None = None) -> Score:
     """Run the hidden tests against `candidate` (a whole module); None means the model gave no code."""
     if candidate is None:
         return Score("failed", "no code to score")
@@ -71,7 +75,7 @@ def score(sandbox: Sandbox, task: BenchTask, candidate: str | None) -> Score:
         timeout=task.timeout,
         output_limit=16 * 1024,
     )
-    return judge(sandbox.run(job), task)
+    return judge(sandbox.run(job, cancel), task)
 
 
 _FIND_MISSING = """

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from threading import Event
 from typing import Protocol
 
 from pycapsule.bench.pytest_job import pytest_job
@@ -27,8 +28,9 @@ class Workspace(Protocol):
         """What the engine generates into; raises CapsuleError when the prompt cannot be read."""
         ...
 
-    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
-        """The hidden tests' verdict on `candidate` (a whole module; None: the model gave no code)."""
+    def score(self, sandbox: Sandbox, candidate: str | None, cancel: Event | None = None) -> Score:
+        """The hidden tests' verdict on `candidate` (a whole module; None: the model gave no code);
+        "cancelled" when `cancel` is set before they end."""
         ...
 
 
@@ -41,8 +43,8 @@ class PromptWorkspace:
     def capsule(self) -> Capsule:
         return capsule_by_qualname(self.task.prompt, self.task.entry_point)
 
-    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
-        return score(sandbox, self.task, candidate)
+    def score(self, sandbox: Sandbox, candidate: str | None, cancel: Event | None = None) -> Score:
+        return score(sandbox, self.task, candidate, cancel)
 
 
 def _readable(path: Path) -> None:
@@ -75,7 +77,7 @@ class TreeWorkspace:
     def capsule(self) -> Capsule:
         return capsule_by_qualname(self.task.prompt, self.task.entry_point, self.module)
 
-    def score(self, sandbox: Sandbox, candidate: str | None) -> Score:
+    def score(self, sandbox: Sandbox, candidate: str | None, cancel: Event | None = None) -> Score:
         if candidate is None:
             return Score("failed", "no code to score")
         self._write(candidate)
@@ -89,7 +91,7 @@ class TreeWorkspace:
         _readable(self.tree)
         project = self.project
         job = pytest_job(self.tree, project.file, project.tests, project.pytest_args, self.task.timeout)
-        return judge(sandbox.run(job), self.task)
+        return judge(sandbox.run(job, cancel), self.task)
 
 
 @contextmanager

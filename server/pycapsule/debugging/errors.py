@@ -98,6 +98,8 @@ def _status_sentence(result: RunResult) -> str | None:
         return f"The process died before finishing ({detail}): the code may crash the interpreter or exit."
     if result.status == "crashed":
         return CRASHED.format(detail=result.detail.rstrip(".") or "no detail")
+    if result.status == "cancelled":
+        return "The run was cancelled before the code finished."
     return None
 
 
@@ -132,6 +134,8 @@ def headline(result: RunResult) -> str:
         return f"timed out after {result.duration:.0f} s" if result.duration >= 1 else "timed out"
     if result.status == "memory":
         return "ran out of memory"
+    if result.status == "cancelled":
+        return "cancelled"
     if result.status in ("killed", "crashed"):
         word = "killed" if result.status == "killed" else "sandbox failed"
         return f"{word}: {_one_line(result.detail, 100)}" if result.detail else word

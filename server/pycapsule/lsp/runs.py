@@ -9,7 +9,8 @@ the start.
 
 One run per function at a time. A run stops when the user cancels it from the progress UI
 (`window/workDoneProgress/cancel`), through the "Cancel ..." code action or the `pycapsule.cancel`
-command; the engine checks the `cancel` event between streamed tokens and between attempts.
+command; the engine checks the `cancel` event between streamed tokens, between attempts and while the sandbox
+runs a candidate (the job is killed).
 
 `Runs` owns the runs going on (by document and function) and the threads the engines' loops run in
 (at most 4 at once; a run holds its engine from `Engines.acquire` until its loop's thread is done).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from threading import Event
 from typing import Literal, Protocol
 
 # How a job ended, as judged host-side.
@@ -18,7 +19,8 @@ from typing import Literal, Protocol
 #   memory    the job ran out of memory (MemoryError or killed by the memory limit)
 #   killed    the job died by a signal or os._exit before reporting (segfault, SIGKILL, ...)
 #   crashed   the sandbox itself failed (the worker could not be started or answered garbage)
-Status = Literal["ok", "error", "timeout", "memory", "killed", "crashed"]
+#   cancelled the caller cancelled the job before it ended; it was killed
+Status = Literal["ok", "error", "timeout", "memory", "killed", "crashed", "cancelled"]
 
 
 MODULE_DOCSTRING = "<module>"
@@ -149,6 +151,8 @@ class Sandbox(Protocol):
 
     name: str
 
-    def run(self, job: Job) -> RunResult: ...
+    def run(self, job: Job, cancel: Event | None = None) -> RunResult:
+        """Never raises; a job still running when `cancel` is set is killed and ends "cancelled"."""
+        ...
 
     def close(self) -> None: ...

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import json
 import struct
+import threading
+import time
 from abc import ABC, abstractmethod
 from importlib import resources
 from typing import Any
@@ -33,6 +35,14 @@ class WorkerTimeout(Exception):
 
 class WorkerGarbage(Exception):
     """The worker answered something that is not a valid frame."""
+
+
+class JobCancelled(Exception):
+    """The caller cancelled while waiting for the worker's answer."""
+
+
+CANCEL_POLL = 0.1
+"""Seconds between looks at the cancel event while a job runs."""
 
 
 def worker_sources() -> dict[str, str]:
@@ -90,19 +100,34 @@ class Channel:
     def send(self, message: dict[str, Any]) -> None:
         self.transport.send(encode_frame(message))
 
-    def _fill(self, size: int, deadline: float) -> None:
+    def _fill(self, size: int, deadline: float, cancel: threading.Event | None) -> None:
         while len(self._buffer) < size:
-            data = self.transport.receive(deadline)
+            data = self._receive(deadline, cancel)
             if not data:
                 raise WorkerGone("the worker closed its output")
             self._buffer += data
 
-    def receive(self, deadline: float, max_size: int) -> dict[str, Any]:
-        self._fill(FRAME_HEADER.size, deadline)
+    def _receive(self, deadline: float, cancel: threading.Event | None) -> bytes:
+        if cancel is None:
+            return self.transport.receive(deadline)
+        while True:  # a transport's timeout loses no data, so waiting in short steps is safe
+            if cancel.is_set():
+                raise JobCancelled()
+            try:
+                return self.transport.receive(min(deadline, time.monotonic() + CANCEL_POLL))
+            except WorkerTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def receive(self, deadline: float, max_size: int,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        """The next frame; raises JobCancelled as soon as `cancel` is set (the frame is then lost: kill the
+        worker)."""
+        self._fill(FRAME_HEADER.size, deadline, cancel)
         (size,) = FRAME_HEADER.unpack_from(self._buffer)
         if size > max_size:
             raise WorkerGarbage(f"the worker sent a {size}-byte reply (limit {max_size})")
-        self._fill(FRAME_HEADER.size + size, deadline)
+        self._fill(FRAME_HEADER.size + size, deadline, cancel)
         payload = bytes(self._buffer[FRAME_HEADER.size : FRAME_HEADER.size + size])
         del self._buffer[: FRAME_HEADER.size + size]
         try:

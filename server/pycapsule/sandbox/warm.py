@@ -19,6 +19,7 @@ from pycapsule.sandbox.api import Job, RunResult, SandboxUnavailable
 from pycapsule.sandbox.limits import DEFAULT_LIMITS, Limits
 from pycapsule.sandbox.protocol import (
     Channel,
+    JobCancelled,
     Transport,
     WorkerGarbage,
     WorkerGone,
@@ -132,7 +133,7 @@ class WarmWorker:
             raise WorkerRetired(str(message.get("detail", "retired")))
         self.pending_idle = False
 
-    def run(self, job: Job, warnings: tuple[str, ...]) -> RunResult:
+    def run(self, job: Job, warnings: tuple[str, ...], cancel: threading.Event | None = None) -> RunResult:
         self.wait_until_idle()
         started = time.monotonic()
         deadline = started + job.timeout + DEADLINE_GRACE
@@ -140,12 +141,15 @@ class WarmWorker:
         oom_before = self.transport.oom_kills()
         try:
             self.channel.send(job_message(job, self.root))
-            reply = self.channel.receive(deadline, max_reply)
+            reply = self.channel.receive(deadline, max_reply, cancel)
             result = run_result(reply, job, time.monotonic() - started, warnings)
             oom_after = self.transport.oom_kills()
             if result.status == "killed" and oom_before is not None and oom_after != oom_before:
                 result = dataclasses.replace(result, status="memory",
                                              detail="killed by the memory limit of the whole sandbox")
+        except JobCancelled:
+            self.kill()  # the job runs on in it, and its answer would be the next one read
+            return self._failure("cancelled", started, warnings, "cancelled before the job ended")
         except WorkerTimeout:
             self.kill()
             return self._failure("timeout", started, warnings,
@@ -254,11 +258,13 @@ class WarmSandbox(ABC):
                     oldest.kill()
             return worker
 
-    def run(self, job: Job) -> RunResult:
+    def run(self, job: Job, cancel: threading.Event | None = None) -> RunResult:
         warnings = self.run_warnings()
         problem = check_job(job)
         if problem:
             return RunResult(status="crashed", detail=problem, warnings=warnings)
+        if cancel is not None and cancel.is_set():
+            return RunResult(status="cancelled", detail="cancelled before the job started", warnings=warnings)
         root = private_root(job.project_root) if job.project_root else self.project_root
         if job.project_root and root is None:
             warnings += (f"{job.project_root} is a shared folder, so the sandbox shows none of it: the "
@@ -271,7 +277,7 @@ class WarmSandbox(ABC):
                 with worker.lock:
                     if worker.alive:  # else it died while we waited for the lock: take its successor
                         try:
-                            return worker.run(job, warnings)
+                            return worker.run(job, warnings, cancel)
                         except WorkerRetired:
                             continue
             raise WorkerStartFailed("the worker kept dying before the job could start")
