@@ -84,6 +84,10 @@ class Settings(BaseModel):
     """Sampling temperature of the first attempt (greedy by default)."""
     retry_temperature: float = Field(default=0.5, ge=0, le=2)
     """Temperature of every later attempt: greedy retries repeat themselves."""
+    answer_prefill: Literal["never", "embedded", "always"] = "never"
+    """Start the model's answer with the function's signature and docstring, so it writes only the body
+    (fewer tokens, so faster): "embedded" for the embedded model only, "always" for any endpoint that
+    continues a final assistant message (llama.cpp's server does; OpenAI's API does not)."""
 
     # the self-debugging loop
     # The defaults are the settings measured best (docs/results/README.md): restarts only, at most 3 attempts.

@@ -50,7 +50,7 @@ from pycapsule.executor import Verdict, execute, job_for, judge
 from pycapsule.generators import Returning
 from pycapsule.history import AttemptRecord, History, function_path
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, Programmer, Reply, Retrying, Usage
-from pycapsule.prompts import fix_messages, restart_messages
+from pycapsule.prompts import answer_prefix, fix_messages, prefilled, restart_messages, whole_answer
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,10 @@ class _Run:
         self.attempts = 0
         self.verified = capsule.verified_by_doctests
         self.root = project_root(capsule.path)
+        prefill = settings.answer_prefill == "always" or (
+            settings.answer_prefill == "embedded" and programmer.settings.local)
+        self.prefix = answer_prefix(capsule) if prefill else None
+        """What every answer starts with, sent as the start of the model's answer (None: not prefilled)."""
         self.warnings: list[str] = []
         self.warned = 0
         self.seed_base = self._attempts_before()
@@ -246,6 +250,8 @@ class _Run:
              ) -> Generator[Event, None, Reply]:
         # Seeded so that a run repeats exactly (a benchmark, a test, a bug report); a run of a function
         # with attempts in the history goes on from new seeds, so asking again gives new answers.
+        if self.prefix is not None:
+            messages = prefilled(messages, self.prefix)
         answer = Returning(self.programmer.stream(messages, temperature=temperature,
                                                   seed=self.seed_base + attempt, cancel=self.cancel))
         for item in answer:
@@ -253,6 +259,8 @@ class _Run:
                 yield ModelRetrying(attempt, item.reason, item.delay)
             else:
                 yield TokensStreamed(attempt, item)
+        if self.prefix is not None:
+            return replace(answer.value, text=whole_answer(self.prefix, answer.value.text))
         return answer.value
 
     def _check_current(self, start_body: str) -> Generator[Event, None, _Attempt | None]:

@@ -80,3 +80,27 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
         last = index == len(turns) - 1
         messages.append({"role": "user", "content": fix_request(error, repeated if last else None)})
     return messages
+
+
+def answer_prefix(capsule: Capsule) -> str:
+    """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
+    the code block and the function down to its docstring, so the model writes only the body."""
+    head = capsule.module_source[capsule.header_start: capsule.body_start].rstrip()
+    return f"```python\n{head}\n"
+
+
+def prefilled(messages: list[Message], prefix: str) -> list[Message]:
+    """`messages` with `prefix` as the start of the model's answer (an endpoint continues a final assistant
+    message, as llama.cpp's server does)."""
+    return [*messages, {"role": "assistant", "content": prefix}]
+
+
+def whole_answer(prefix: str, text: str) -> str:
+    """The answer to a prefilled request, prefix included. llama.cpp's server streams only what follows
+    the prefix, which is the body: its first line is indented (and it returns the prefix too when not
+    streaming); an endpoint that ignores the prefill answers afresh, with prose, a code block or code at
+    column 0."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if text.startswith(prefix) or not first[:1].isspace():
+        return text
+    return prefix + text

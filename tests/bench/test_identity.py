@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 from pycapsule.bench import identity
+from pycapsule.config import Settings
 
 
 def git(repo: Path, *args: str) -> str:
@@ -42,3 +43,14 @@ def test_how_module_context_is_chosen_is_part_of_the_prompt_fingerprint(
     real = identity.module_context
     monkeypatch.setattr(identity, "module_context", lambda capsule: real(capsule).replace("_room", "_space"))
     assert identity.prompt_fingerprint() != before
+
+
+def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> None:
+    """Runs made before the setting existed (never prefilled) keep their identity, so they still resume."""
+    never = identity.generation_settings(Settings(), "selfdebug")
+    assert "answer_prefill" not in never
+    assert never == identity.generation_settings(Settings(answer_prefill="never"), "selfdebug")
+    embedded = identity.generation_settings(Settings(answer_prefill="embedded"), "selfdebug")
+    assert embedded["answer_prefill"].startswith("embedded ")
+    first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, embedded)]
+    assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"

@@ -23,6 +23,7 @@ SAMPLES = {
     "max_tokens": ("512", 512),
     "temperature": ("0.2", 0.2),
     "retry_temperature": ("0.9", 0.9),
+    "answer_prefill": ("embedded", "embedded"),
     "max_attempts": ("4", 4),
     "restart_after": ("2", 2),
     "history_window": ("1", 1),

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from pycapsule.config import DEFAULTS, USER_ONLY_KEYS, load_settings, project_root, shared_folder, snake_case
+from pycapsule.config import (
+    DEFAULTS,
+    USER_ONLY_KEYS,
+    Settings,
+    load_settings,
+    project_root,
+    shared_folder,
+    snake_case,
+)
 
 SECRET = "sk-very-secret-key"
 
@@ -181,6 +190,19 @@ def test_vscode_takes_the_trusted_keys_from_user_settings_only() -> None:
     machine_only = {snake_case(name.removeprefix("pycapsule.")) for name, spec in properties.items()
                     if spec.get("scope") == "machine"}
     assert machine_only == USER_ONLY_KEYS
+
+
+def test_the_server_defaults_vscode_quotes_are_the_servers() -> None:
+    manifest = Path(__file__).parents[2] / "vscode-client" / "package.json"
+    properties = json.loads(manifest.read_text())["contributes"]["configuration"]["properties"]
+    quoted = {snake_case(name.removeprefix("pycapsule.")): match.group(1)
+              for name, spec in properties.items()
+              if (match := re.search(r"\(server default ([^:;)]+)", spec.get("description", "")))}
+    defaults = {key: Settings.model_fields[key].default for key in quoted if key in Settings.model_fields}
+    assert len(defaults) >= 10
+    assert {key: quoted[key] for key in defaults} == {
+        key: str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float)
+        else str(value) for key, value in defaults.items()}
 
 
 def test_generate_sends_the_users_key_to_the_users_endpoint_only(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pycapsule.config import Settings
 from pycapsule.context import module_context
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.loop import REPEAT_HEAT
-from pycapsule.prompts import fix_messages, generate_messages, restart_messages
+from pycapsule.prompts import answer_prefix, fix_messages, generate_messages, restart_messages
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -123,6 +123,10 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
     keys = _FIRST_ATTEMPT_KEYS + (_LOOP_KEYS if mode == "selfdebug" else ())
     values: dict[str, Any] = {key: getattr(settings, key) for key in keys}
     values["prompt"] = prompt_fingerprint()
+    if settings.answer_prefill != "never":  # added later: runs made without it keep their identity
+        sample = capsule_by_qualname(_SAMPLE, "Box.put")
+        rendered = hashlib.sha256(answer_prefix(sample).encode()).hexdigest()[:8]
+        values["answer_prefill"] = f"{settings.answer_prefill} {rendered}"
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
     return values
@@ -131,7 +135,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
 def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
     """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
     attempt 1 is the very generation the direct run would make."""
-    return {key: generation[key] for key in ("model", *_FIRST_ATTEMPT_KEYS, "prompt")}
+    keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill")
+    return {key: generation[key] for key in keys if key in generation}
 
 
 def tasks_fingerprint(tasks: Sequence[BenchTask]) -> str:
