@@ -15,6 +15,7 @@ TOOLS = {
     "lsp": "code-action / hover latency and save-to-diagnostics time, through a real LSP client",
     "capsule": "reading and splicing capsules on a large module, as ratios to ast.parse",
     "answers": "what the answers are made of: the body kept, the repeated signature, the rest",
+    "generate": "time to a passing body per answer_prefill value, every stub of a file, interleaved",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 
