@@ -279,8 +279,8 @@ class _Run:
         if result.verdict == "passed":
             yield self._finish("passed", f"{capsule.qualname}: the doctests already pass; nothing to change")
         else:
-            yield self._finish("not_verified", f"{capsule.qualname}: the module runs but there are no "
-                                               "doctests to check; nothing to change")
+            why = f"the module runs but {self._unverified()}; nothing to change"
+            yield self._finish("not_verified", f"{capsule.qualname}: {why}")
         return None
 
     def _try(self, reply: Reply, attempt: int) -> _Attempt:
@@ -348,10 +348,16 @@ class _Run:
         if result.verdict == "passed":
             return self._finish("passed", f"{name}: doctests pass after {self.attempts} attempt(s)",
                                 result.new_source, result.edits)
-        reason = (f"its docstring's examples cannot be run ({self.capsule.doctest_error})"
-                  if self.capsule.doctest_error else "its docstring has no examples")
-        return self._finish("not_verified", f"{name}: body generated but NOT verified: {reason}",
+        return self._finish("not_verified", f"{name}: body generated but NOT verified: {self._unverified()}",
                             result.new_source, result.edits)
+
+    def _unverified(self) -> str:
+        """Why nothing checks the function (capsule.verified_by_doctests is False)."""
+        if self.capsule.doctest_error:
+            return f"its docstring's examples cannot be run ({self.capsule.doctest_error})"
+        if not self.capsule.examples:
+            return "its docstring has no examples"
+        return "no example in its docstring checks it (each is skipped or only sets up)"
 
     def _finish(self, status: Status, message: str, new_source: str | None = None,
                 edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None) -> Finished:

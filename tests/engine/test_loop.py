@@ -448,3 +448,15 @@ def test_two_loops_at_once_share_one_engine(
             t.join(60)
     assert {q: o.status for q, o in outcomes.items()} == {"add": "passed", "neg": "passed"}
     assert "return -x" in outcomes["neg"].new_source and "return a + b" in outcomes["add"].new_source
+
+
+def test_a_body_whose_examples_only_set_up_is_not_verified(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "groups.py"
+    path.write_text('def groupby(key, seq):\n    """\n    >>> names = ["Al", "Bob"]\n'
+                    '    >>> groupby(len, names)  # doctest: +SKIP\n'
+                    '    {2: [\'Al\'], 3: [\'Bob\']}\n    """\n')
+    openai_server.queue("```python\ndef groupby(key, seq):\n    return {key(x): [x] for x in seq}\n```")
+    _, outcome = run(openai_server, sandbox, path, "groupby")
+    assert outcome.status == "not_verified", outcome.message
+    assert "no example in its docstring checks it" in outcome.message

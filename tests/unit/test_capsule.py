@@ -113,6 +113,21 @@ def test_function_without_doctests_is_not_verified() -> None:
     assert capsule.is_stub and capsule.body == ""
 
 
+def test_examples_that_only_set_up_verify_nothing() -> None:
+    """toolz's groupby: its calls are all `+SKIP`; the assignments before them run and print nothing."""
+    source = ('def groupby(key, seq):\n    """\n    >>> names = ["Al", "Bo"]\n'
+              '    >>> groupby(len, names)  # doctest: +SKIP\n    {2: ["Al", "Bo"]}\n    """\n')
+    assert not capsule_by_qualname(source, "groupby").verified_by_doctests
+
+
+@pytest.mark.parametrize("example", ["f(1)", "assert f(1) == 2", "print(g(1))\n    2", "Box().f(1)",
+                                     "Box() == Box()\n    True"])
+def test_an_example_that_calls_the_function_or_expects_output_verifies_it(example: str) -> None:
+    source = f'class Box:\n    def f(self, x):\n        """\n        >>> {example}\n        """\n'
+    source = source.replace("\n    2", "\n        2").replace("\n    True", "\n        True")
+    assert capsule_by_qualname(source, "Box.f").verified_by_doctests
+
+
 def test_unparsable_doctests_become_one_sentence() -> None:
     source = 'def f():\n    """\n    >>> f()\n      1\n    >>> x = 1\n   ... 2\n    """\n'
     capsule = capsule_by_qualname(source, "f")
