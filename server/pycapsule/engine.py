@@ -155,10 +155,11 @@ class Engine:
             yield _error(capsule, f"internal error ({type(error).__name__}: {error}); please report it")
 
     def check(self, source: str, path: Path | None, targets: tuple[str, ...] | None,
-              timeout: float | None = None) -> RunResult:
-        """Run the doctests of `targets` (None: all) in `source`; raises SandboxUnavailable."""
+              timeout: float | None = None, cancel: threading.Event | None = None) -> RunResult:
+        """Run the doctests of `targets` (None: all) in `source`; raises SandboxUnavailable. A job still
+        running when `cancel` is set is killed (status "cancelled")."""
         job = doctest_job(source, path, targets, timeout or self.settings.job_timeout)
-        return self.sandbox().run(job)
+        return self.sandbox().run(job, cancel)
 
     def close(self) -> None:
         with self._lock:

@@ -3,6 +3,8 @@ changed functions re-run, nothing for files without doctests or with syntax erro
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from tests.lsp.editor import Editor
@@ -76,3 +78,28 @@ async def test_files_without_doctests_or_with_syntax_errors_run_nothing(editor: 
     editor.save(broken)
     [fixed_syntax] = await editor.diagnostics_for(broken, bool)
     assert fixed_syntax.message == "doctest failed: expected 3, got 4"
+
+
+SLOW = '''import time
+
+
+def slow(x):
+    """
+    >>> slow(2)
+    2
+    """
+    time.sleep(60)
+    return x
+'''
+
+
+async def test_a_save_during_a_check_stops_it_and_checks_what_was_saved(editor: Editor):
+    uri = editor.open("slow.py", SLOW)
+    await asyncio.sleep(1)  # past the debounce: the check of the slow version is under way
+    editor.replace(uri, "    time.sleep(60)\n    return x", "    return x + 1")
+    editor.save(uri)
+
+    [diagnostic] = await editor.diagnostics_for(uri, bool)
+    assert diagnostic.message == "doctest failed: expected 2, got 3"
+    [stopped] = await editor.wait_for_log(lambda line: "doctests of slow.py: stopped" in line)
+    assert "nothing published" in stopped

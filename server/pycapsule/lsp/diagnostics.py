@@ -9,15 +9,18 @@ file still imports and runs), and stubs awaiting generation are not run at all.
 
 `DoctestDiagnostics` owns the checks: those waiting for their debounce, those running (one at a time, on
 its own thread, so checks queue rather than compete for the sandbox), the findings cached per content
-key, and which documents have diagnostics published. It holds an engine only while a check runs.
+key, and which documents have diagnostics published. It holds an engine only while a check runs. A save
+during a check stops it (its sandbox job is killed, nothing of it is published) and checks again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lsprotocol import types
@@ -83,6 +86,10 @@ def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
     return checked, {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
 
 
+class _Stopped(Exception):
+    """A newer save (or closing the document) stopped a check."""
+
+
 class DoctestDiagnostics:
     def __init__(self, server: LanguageServer, configuration: Configuration, engines: Engines) -> None:
         self._server = server
@@ -91,6 +98,8 @@ class DoctestDiagnostics:
         self._results: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._checking: dict[str, asyncio.Task[None]] = {}
+        self._stops: dict[str, threading.Event] = {}
+        """The cancel event of each running check."""
         self._again: set[str] = set()
         self._published: set[str] = set()
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
@@ -107,14 +116,17 @@ class DoctestDiagnostics:
     def _start(self, uri: str) -> None:
         self._pending.pop(uri, None)
         if uri in self._checking:
-            self._again.add(uri)  # a save during a check: check again when it is done
+            self._again.add(uri)  # a save during a check: stop it, then check again
+            self._stops[uri].set()
             return
-        task = asyncio.ensure_future(self._check(uri))
+        stop = self._stops[uri] = threading.Event()
+        task = asyncio.ensure_future(self._check(uri, stop))
         self._checking[uri] = task
         task.add_done_callback(lambda _: self._checked(uri))
 
     def _checked(self, uri: str) -> None:
         self._checking.pop(uri, None)
+        self._stops.pop(uri, None)
         if uri in self._again:
             self._again.discard(uri)
             self._start(uri)
@@ -122,6 +134,9 @@ class DoctestDiagnostics:
     def forget(self, uri: str) -> None:
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()
+        if (stop := self._stops.get(uri)) is not None:
+            stop.set()
+        self._again.discard(uri)
         self.clear(uri)
 
     def clear(self, uri: str) -> None:
@@ -134,9 +149,11 @@ class DoctestDiagnostics:
     def shutdown(self) -> None:
         for handle in self._pending.values():
             handle.cancel()
+        for stop in self._stops.values():
+            stop.set()
         self._jobs.shutdown(wait=False, cancel_futures=True)
 
-    async def _check(self, uri: str) -> None:
+    async def _check(self, uri: str, stop: threading.Event) -> None:
         await self._configuration.ready.wait()  # the editor's settings may turn diagnostics off
         if not self._configuration.settings_for(uri).diagnostics:
             return
@@ -147,11 +164,14 @@ class DoctestDiagnostics:
             document = await asyncio.get_running_loop().run_in_executor(
                 self._jobs, parse_text, uri, source.version, source.source, codec
             )
-            await self._check_document(document)
+            await self._check_document(document, stop)
+        except _Stopped:
+            name = uri.rsplit("/", 1)[-1]
+            log(self._server, f"doctests of {name}: stopped for a newer save, nothing published")
         except Exception as exc:  # diagnostics are a side show: report, never take the server down
             log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
 
-    async def _check_document(self, document: ParsedDocument) -> None:
+    async def _check_document(self, document: ParsedDocument, stop: threading.Event) -> None:
         if document.syntax_error is not None:
             self.clear(document.uri)  # old lines no longer mean anything; the syntax error is the editor's
             return
@@ -166,7 +186,7 @@ class DoctestDiagnostics:
         missing = [c for c in checked if key_of[c.qualname] not in self._results and not c.doctest_error]
         extra: list[types.Diagnostic] = []
         if missing:
-            extra = await self._run(document, missing, key_of)
+            extra = await self._run(document, missing, key_of, stop)
         diagnostics = list(extra)
         for capsule in checked:
             if capsule.doctest_error:
@@ -186,18 +206,22 @@ class DoctestDiagnostics:
         )
 
     async def _run(
-        self, document: ParsedDocument, capsules: list[Capsule], key_of: dict[str, str]
+        self, document: ParsedDocument, capsules: list[Capsule], key_of: dict[str, str], stop: threading.Event
     ) -> list[types.Diagnostic]:
-        """Run the doctests of `capsules`, caching each function's findings; returns module-level problems."""
+        """Run the doctests of `capsules`, caching each function's findings; returns module-level problems.
+        Raises _Stopped when `stop` is set before they are done."""
         by_name = {c.qualname: c for c in capsules}
         engine = await self._engines.acquire(document.uri)
         try:
             loop = asyncio.get_running_loop()
 
             async def check(targets: tuple[str, ...]) -> RunResult:
-                return await loop.run_in_executor(
-                    self._jobs, engine.check, document.text, document.path, targets
+                result = await loop.run_in_executor(
+                    self._jobs, partial(engine.check, cancel=stop), document.text, document.path, targets
                 )
+                if stop.is_set():
+                    raise _Stopped()
+                return result
 
             result = await check(tuple(by_name))
             if result.status in _INCOMPLETE and len(by_name) > 1:
