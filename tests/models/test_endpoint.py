@@ -268,10 +268,11 @@ def _model_servers_started_by_us() -> list[int]:
 
 
 def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_next_run_does(
-    tiny_env: Path, tmp_path: Path
+    tiny_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A Ctrl-C reaches the whole process group: the embedded model's server dies with the cancel. The
     cancelled run must not start another one; the next run that is not cancelled does."""
+    monkeypatch.setenv("PYCAPSULE_HISTORY", str(tmp_path / "history.sqlite3"))  # not the user's
     module = tmp_path / "mod.py"
     module.write_text('def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n')
     capsule = capsule_by_qualname(module.read_text(), "add", module)
