@@ -28,6 +28,20 @@ GREETING = ("pycapsule serve: this is a language server: it speaks LSP (JSON-RPC
 
 
 def run(args: argparse.Namespace) -> int:
+    server: Any = None  # set once built; a Ctrl-C before that has nothing to close
+
+    def on_interrupt(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGINT, lambda *_: _leave(ExitCode.INTERRUPTED))  # the second: leave now
+        try:
+            if server is not None:
+                server.close(wait=CLOSE_WAIT)
+        finally:
+            print("pycapsule serve: stopped", file=sys.stderr, flush=True)
+            _leave(ExitCode.INTERRUPTED)
+
+    # Before the greeting, which tells the user Ctrl-C stops it: a press while the server is still being
+    # built must end it the same way.
+    signal.signal(signal.SIGINT, on_interrupt)
     from pycapsule.lsp.server import build_server
 
     # pygls logs through `logging`; stdout carries the protocol, so anything else goes to stderr.
@@ -35,16 +49,6 @@ def run(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         print(GREETING, file=sys.stderr, flush=True)
     server = build_server()
-
-    def on_interrupt(_signum: int, _frame: Any) -> None:
-        signal.signal(signal.SIGINT, lambda *_: _leave(ExitCode.INTERRUPTED))  # the second: leave now
-        try:
-            server.close(wait=CLOSE_WAIT)
-        finally:
-            print("pycapsule serve: stopped", file=sys.stderr, flush=True)
-            _leave(ExitCode.INTERRUPTED)
-
-    signal.signal(signal.SIGINT, on_interrupt)
     try:
         server.start_io()
     finally:
