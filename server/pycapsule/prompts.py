@@ -18,9 +18,14 @@ if TYPE_CHECKING:
 SYSTEM_PROMPT: str | None = None
 
 
+def _head(capsule: Capsule) -> str:
+    """Decorators, signature and docstring as the user wrote them (no trailing newline)."""
+    return capsule.module_source[capsule.header_start: capsule.body_start].rstrip()
+
+
 def function_task(capsule: Capsule) -> str:
     """The target as the user wrote it, without its body: decorators, signature and docstring."""
-    head = capsule.module_source[capsule.header_start: capsule.body_start].rstrip()
+    head = _head(capsule)
     if capsule.docstring is None:
         return f"{head}\n{capsule.indent}...\n" if head.endswith(":") else f"{head}\n"
     return f"{head}\n"
@@ -85,8 +90,7 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
 def answer_prefix(capsule: Capsule) -> str:
     """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
     the code block and the function down to its docstring, so the model writes only the body."""
-    head = capsule.module_source[capsule.header_start: capsule.body_start].rstrip()
-    return f"```python\n{head}\n"
+    return f"```python\n{_head(capsule)}\n"
 
 
 def prefilled(messages: list[Message], prefix: str) -> list[Message]:

@@ -97,9 +97,8 @@ class DoctestDiagnostics:
         self._engines = engines
         self._results: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._pending: dict[str, asyncio.TimerHandle] = {}
-        self._checking: dict[str, asyncio.Task[None]] = {}
-        self._stops: dict[str, threading.Event] = {}
-        """The cancel event of each running check."""
+        self._checking: dict[str, tuple[asyncio.Task[None], threading.Event]] = {}
+        """The running check of each document, and the event that stops it."""
         self._again: set[str] = set()
         self._published: set[str] = set()
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
@@ -117,16 +116,15 @@ class DoctestDiagnostics:
         self._pending.pop(uri, None)
         if uri in self._checking:
             self._again.add(uri)  # a save during a check: stop it, then check again
-            self._stops[uri].set()
+            self._checking[uri][1].set()
             return
-        stop = self._stops[uri] = threading.Event()
+        stop = threading.Event()
         task = asyncio.ensure_future(self._check(uri, stop))
-        self._checking[uri] = task
+        self._checking[uri] = (task, stop)
         task.add_done_callback(lambda _: self._checked(uri))
 
     def _checked(self, uri: str) -> None:
         self._checking.pop(uri, None)
-        self._stops.pop(uri, None)
         if uri in self._again:
             self._again.discard(uri)
             self._start(uri)
@@ -134,8 +132,8 @@ class DoctestDiagnostics:
     def forget(self, uri: str) -> None:
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()
-        if (stop := self._stops.get(uri)) is not None:
-            stop.set()
+        if (running := self._checking.get(uri)) is not None:
+            running[1].set()
         self._again.discard(uri)
         self.clear(uri)
 
@@ -149,7 +147,7 @@ class DoctestDiagnostics:
     def shutdown(self) -> None:
         for handle in self._pending.values():
             handle.cancel()
-        for stop in self._stops.values():
+        for _, stop in self._checking.values():
             stop.set()
         self._jobs.shutdown(wait=False, cancel_futures=True)
 
