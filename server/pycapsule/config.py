@@ -97,6 +97,11 @@ class Settings(BaseModel):
     retry is a fresh conversation that names the earlier failures)."""
     history_window: int = Field(default=2, ge=0, le=10)
     """Earlier failed attempts shown in a fix prompt, besides the last one."""
+    iterator_examples: bool = True
+    """Run the examples again with an iterator where the function takes any iterable (a parameter named
+    `iterable` or annotated `Iterable[...]`), and ask again when only those fail: a body that indexes or
+    measures a list passes list examples and fails on generators. Judges only the model's answers; a
+    body that passes its examples but not these is still applied when no answer does better."""
 
     # the sandbox
     sandbox: SandboxName | None = None

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from threading import Event
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
 from pycapsule.debugging.errors import condense, headline
+from pycapsule.debugging.iterator_examples import IteratorExamples, iterator_failure
 from pycapsule.project import loose_name, module_import
-from pycapsule.sandbox.api import Job, RunResult, Sandbox
+from pycapsule.sandbox.api import DoctestItem, Job, RunResult, Sandbox
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class Verdict:
     """One line for progress and diagnostics ('' when passed)."""
     condensed: str
     """The few lines the fix prompt gets ('' when passed)."""
+    examples_passed: bool = False
+    """The examples as written passed (set when only their iterator version failed)."""
 
     @property
     def label(self) -> str:
@@ -70,7 +73,17 @@ def judge(capsule: Capsule, result: RunResult) -> Verdict:
     return Verdict(False, result, headline(result), condense(result, capsule))
 
 
-def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float,
-            root: Path | None = None, cancel: Event | None = None) -> Verdict:
-    """Run the candidate module `source` (the capsule's module with a new body) and judge it."""
-    return judge(capsule, sandbox.run(job_for(capsule, source, timeout, root), cancel))
+def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float, root: Path | None = None,
+            cancel: Event | None = None, iterators: IteratorExamples | None = None) -> Verdict:
+    """Run the candidate module `source` (the capsule's module with a new body) and judge it; when its
+    examples pass, run `iterators` (the examples with iterators) too, and judge by them."""
+    job = job_for(capsule, source, timeout, root)
+    verdict = judge(capsule, sandbox.run(job, cancel))
+    if not verdict.passed or iterators is None:
+        return verdict
+    item = DoctestItem(capsule.qualname, iterators.docstring, capsule.def_line)
+    result = sandbox.run(replace(job, doctests=(item,)), cancel)
+    if result.passed:
+        return verdict
+    headline_text, condensed = iterator_failure(iterators, headline(result), condense(result, capsule))
+    return Verdict(False, result, headline_text, condensed, examples_passed=True)

@@ -30,6 +30,7 @@ from pycapsule.config import Settings, project_root
 from pycapsule.debugging.errors import headline
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
+from pycapsule.debugging.iterator_examples import iterator_examples
 from pycapsule.debugging.same_code import code_key
 from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
 from pycapsule.event_text import repeated as repeated_text
@@ -88,6 +89,8 @@ class _Attempt:
     """The failure for the user when `condensed` speaks to the model (None: `condensed` itself)."""
     repeated: int | None = None
     """The earlier attempt whose code this is (it was not run again)."""
+    examples_passed: bool = False
+    """Failed only the examples' iterator version: its examples as written pass."""
 
 
 def self_debug(
@@ -166,6 +169,9 @@ class _Run:
         self.usage = Usage()
         self.attempts = 0
         self.verified = capsule.verified_by_doctests
+        self.iterators = iterator_examples(capsule) if settings.iterator_examples and self.verified else None
+        self.list_only: _Attempt | None = None
+        """The first answer that passed its examples but not with iterators: applied if none does better."""
         self.root = project_root(capsule.path)
         prefill = settings.answer_prefill == "always" or (
             settings.answer_prefill == "embedded" and programmer.settings.local)
@@ -241,8 +247,13 @@ class _Run:
                 last = result
                 if result.headline not in failures:
                     failures.append(result.headline)
+            if result.examples_passed and self.list_only is None:
+                self.list_only = result
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
+        if self.list_only is not None:
+            yield self._success(self.list_only)
+            return
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
                                       f"{final.headline if final else 'no attempt was made'}")
 
@@ -313,15 +324,16 @@ class _Run:
         if key in self.tried:
             earlier, result = self.tried[key]
             return replace(result, repeated=earlier)
-        result = self._judge(code, source, edits)
+        result = self._judge(code, source, edits, with_iterators=attempt > 0)
         if result.verdict in REPEATABLE:
             self.tried[key] = (attempt, result)
         return result
 
-    def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
+    def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...], with_iterators: bool) -> _Attempt:
+        """The verdict on `source`; a model's answer (`with_iterators`) is also run with iterators."""
         if self.verified:
             verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root,
-                              self.cancel)
+                              self.cancel, self.iterators if with_iterators else None)
             label = verdict.label
         else:
             verdict = self._run_module(source)
@@ -330,7 +342,8 @@ class _Run:
             raise Cancelled()
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
-        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed)
+        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
+                        examples_passed=verdict.examples_passed)
 
     def _new_warnings(self) -> Iterator[Notice]:
         """The sandbox's warnings (e.g. an unreadable project folder), each said once per run."""
@@ -345,6 +358,9 @@ class _Run:
 
     def _success(self, result: _Attempt) -> Finished:
         name = self.capsule.qualname
+        if result.examples_passed:
+            return self._finish("passed", f"{name}: doctests pass, but it {result.headline}",
+                                result.new_source, result.edits)
         if result.verdict == "passed":
             return self._finish("passed", f"{name}: doctests pass after {self.attempts} attempt(s)",
                                 result.new_source, result.edits)

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 from pycapsule.bench import identity
 from pycapsule.config import Settings
+from pycapsule.debugging import iterator_examples
 
 
 def git(repo: Path, *args: str) -> str:
@@ -43,6 +44,25 @@ def test_how_module_context_is_chosen_is_part_of_the_prompt_fingerprint(
     real = identity.module_context
     monkeypatch.setattr(identity, "module_context", lambda capsule: real(capsule).replace("_room", "_space"))
     assert identity.prompt_fingerprint() != before
+
+
+def test_iterator_examples_are_part_of_a_self_debugging_runs_identity_only_when_they_are_run() -> None:
+    """Runs made before the setting existed (no iterator examples) keep their identity, so they still
+    resume; a direct run is one attempt judged by nothing but its hidden tests, so it is unchanged."""
+    off = identity.generation_settings(Settings(iterator_examples=False), "selfdebug")
+    on = identity.generation_settings(Settings(), "selfdebug")
+    assert "iterator_examples" not in off
+    assert on == {**off, "iterator_examples": identity.iterator_fingerprint()}
+    assert identity.first_attempt_settings({"model": "m", **on}) == identity.first_attempt_settings(
+        {"model": "m", **off})
+    assert "iterator_examples" not in identity.generation_settings(Settings(), "direct")
+
+
+def test_the_iterator_fingerprint_follows_which_arguments_become_iterators(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    before = identity.iterator_fingerprint()
+    monkeypatch.setattr(iterator_examples, "ITERABLE_NAMES", frozenset({"items"}))
+    assert identity.iterator_fingerprint() != before
 
 
 def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> None:

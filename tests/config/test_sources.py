@@ -27,6 +27,7 @@ SAMPLES = {
     "max_attempts": ("4", 4),
     "restart_after": ("2", 2),
     "history_window": ("1", 1),
+    "iterator_examples": ("false", False),
     "sandbox": ("docker", "docker"),
     "job_timeout": ("4", 4.0),
     "python": (sys.executable, sys.executable),

@@ -10,7 +10,6 @@ import pytest
 from pycapsule.sandbox.api import Sandbox
 
 from tests.engine.test_loop import MODULE, run
-from tests.engine.test_loop import sandbox as sandbox  # the real sandbox, started once for the module
 from tests.fakes.openai_server import FakeOpenAI
 
 HEAD = MODULE[MODULE.index("def add"): MODULE.index("    ...")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,6 @@ from pycapsule.events import (
 )
 from pycapsule.history import History
 from pycapsule.sandbox.api import Sandbox
-from pycapsule.sandbox.select import open_sandbox
 
 from tests.engine.conftest import FAKE_KEY
 from tests.fakes.openai_server import Error, FakeOpenAI, Hang, RecordedRequest, Text
@@ -53,13 +51,6 @@ def untouched():
 RIGHT = "```python\ndef add(a, b):\n    return a + b\n```"
 WRONG = "Here it is:\n```python\ndef add(a, b):\n    return a - b\n```"
 WRONG_TOO = "```python\ndef add(a, b):\n    return a * b\n```"
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(None)
-    yield box
-    box.close()
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ from tests.engine.test_loop import (
     finished_attempts,
     modes,
     run,
-    sandbox,  # noqa: F401 (the fixture `counted` wraps)
     settings_for,
 )
 from tests.fakes.openai_server import FakeOpenAI

@@ -16,6 +16,7 @@ from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.context import module_context
+from pycapsule.debugging.iterator_examples import iterator_examples, iterator_failure
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.loop import REPEAT_HEAT
 from pycapsule.prompts import answer_prefix, fix_messages, generate_messages, restart_messages
@@ -117,6 +118,24 @@ def loop_fingerprint() -> str:
     return hashlib.sha256(json.dumps(rendered).encode()).hexdigest()[:8]
 
 
+_ITERABLE_SAMPLE = '''def pairs(iterable, n: int, *, rest: "Iterable[int] | None" = None):
+    """Pairs.
+
+    >>> list(pairs([1, 2, 3, 4], 2, rest=range(2)))  # doctest: +ELLIPSIS
+    [...]
+    """
+    ...
+'''
+
+
+def iterator_fingerprint() -> str:
+    """A hash of which examples run again with iterators, and of what the model is told when they fail."""
+    examples = iterator_examples(capsule_by_qualname(_ITERABLE_SAMPLE, "pairs"))
+    assert examples is not None
+    rendered = [examples.docstring, iterator_failure(examples, "headline 1", "error 1")]
+    return hashlib.sha256(json.dumps(rendered).encode()).hexdigest()[:8]
+
+
 def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
     """The settings that change what a run produces (never the API key): a direct run is a first
     attempt only, so the loop's own settings do not change it."""
@@ -129,6 +148,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         values["answer_prefill"] = f"{settings.answer_prefill} {rendered}"
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
+        if settings.iterator_examples:  # added later: runs made without it keep their identity
+            values["iterator_examples"] = iterator_fingerprint()
     return values
 
 

@@ -36,7 +36,7 @@ class ReplyFunction:
     """The repairs made so far, for Splice.notes."""
 
 
-def _header_node(capsule: Capsule) -> _FunctionNode:
+def signature_node(capsule: Capsule) -> _FunctionNode:
     """The user's def, parsed from the header alone (the module may be large)."""
     header = capsule.header
     first_line = header.split("\n", 1)[0]
@@ -68,7 +68,7 @@ def prepare_reply(capsule: Capsule, code: str) -> ReplyFunction:
     if not code.endswith("\n"):
         code += "\n"
     module = _parse_reply(code)
-    user = _header_node(capsule)
+    user = signature_node(capsule)
     notes: list[str] = []
     function = _find_target(capsule, module)
     if function is None and _lambda_target(capsule, module) is not None:

@@ -1,0 +1,197 @@
+"""The docstring's examples again, with an iterator where the function takes any iterable.
+
+Examples usually pass lists, so a body that indexes its argument, takes its len() or reads it twice
+passes them and fails every caller that passes a generator. A parameter takes any iterable when its
+annotation says so (`Iterable[...]`, `Iterator[...]`) or, unannotated, when it is named `iterable` (the
+word of the Python glossary, the standard library and itertools-style libraries). Each example that gives
+such a parameter a literal (a list, tuple, set, dict or string, a comprehension, `range(...)`) is run
+again with `iter(...)` around that argument and must print the same.
+
+Only the self-debugging loop runs them, on the model's answers (setting `iterator_examples`): `check`
+reports what doctest and pytest report, and a body the user wrote is never judged by them.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import re
+from dataclasses import dataclass
+
+from pycapsule.capsule import Capsule, SourceLines
+from pycapsule.debugging import SignatureMismatch
+from pycapsule.debugging.reply_function import signature_node
+from pycapsule.parsing import parse_expression, parse_source
+
+ITERABLE_NAMES = frozenset({"iterable"})
+ITERABLE_TYPES = frozenset({"Iterable", "Iterator", "Generator"})
+_RANGE_LIKE = frozenset({"range"})
+_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr)
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_COUNTED = re.compile(r"^doctest failed(?: \(\d+ of \d+\))?: ")
+
+
+@dataclass(frozen=True)
+class IteratorExamples:
+    docstring: str
+    """The examples as a docstring to run: every example in order, the target's calls given iterators."""
+    parameters: tuple[str, ...]
+    """The parameters given an iterator in at least one example, e.g. ('iterable',)."""
+
+
+def iterator_examples(capsule: Capsule) -> IteratorExamples | None:
+    """The capsule's examples with an iterator for each literal given to an iterable parameter; None when
+    the function takes no iterable or no example gives one a literal."""
+    if capsule.docstring is None or capsule.doctest_error is not None:
+        return None
+    try:
+        function = signature_node(capsule)
+    except SignatureMismatch:
+        return None
+    iterables = _iterable_parameters(function)
+    if not iterables:
+        return None
+    method = bool(capsule.class_names) and not _decorated(function, "staticmethod")
+    try:
+        examples = doctest.DocTestParser().get_examples(capsule.docstring, capsule.qualname)
+    except ValueError:
+        return None
+    parts: list[str] = []
+    given: list[str] = []
+    for example in examples:
+        source, names = _with_iterators(example.source, capsule.name, iterables, method, capsule.class_names)
+        given.extend(name for name in names if name not in given)
+        parts.append(_example_text(source, example.want))
+    if not given:
+        return None
+    return IteratorExamples("\n".join(parts), tuple(given))
+
+
+def _decorated(function: _FunctionNode, name: str) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == name for d in function.decorator_list)
+
+
+@dataclass(frozen=True)
+class _Parameters:
+    positional: tuple[str, ...]
+    """Every parameter that can be passed by position, in order (self included)."""
+    iterable: frozenset[str]
+
+
+def iterator_failure(iterators: IteratorExamples, headline: str, condensed: str) -> tuple[str, str]:
+    """The headline and the fix prompt's lines for a body that passes its examples but not with iterators
+    (`headline` and `condensed`: what the iterator run's failure reads as)."""
+    names = " and ".join(f"`{name}`" for name in iterators.parameters)
+    many = len(iterators.parameters) > 1
+    failure = _COUNTED.sub("", headline, count=1)
+    return (f"fails with an iterator for {names}: {failure}",
+            f"The examples pass as written, but {names} may be any iterable, and they fail when "
+            f"{'each is' if many else 'it is'} an iterator, which can be read only once and has no len() "
+            f"and no indexing:\n{condensed}")
+
+
+def _iterable_parameters(function: _FunctionNode) -> _Parameters | None:
+    arguments = function.args
+    positional = tuple(a.arg for a in [*arguments.posonlyargs, *arguments.args])
+    iterable = frozenset(
+        a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if _takes_iterable(a))
+    return _Parameters(positional, iterable) if iterable else None
+
+
+def _takes_iterable(argument: ast.arg) -> bool:
+    if argument.annotation is None:
+        return argument.arg in ITERABLE_NAMES
+    return _is_iterable_type(argument.annotation)
+
+
+def _is_iterable_type(annotation: ast.expr) -> bool:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            parsed = parse_expression(annotation.value)
+        except (SyntaxError, ValueError):
+            return False
+        return _is_iterable_type(parsed)
+    if isinstance(annotation, ast.Subscript):
+        if _type_name(annotation.value) == "Optional":
+            return _is_iterable_type(annotation.slice)
+        return _is_iterable_type(annotation.value)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _is_iterable_type(annotation.left) or _is_iterable_type(annotation.right)
+    return _type_name(annotation) in ITERABLE_TYPES
+
+
+def _type_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _with_iterators(source: str, name: str, parameters: _Parameters, method: bool,
+                    class_names: tuple[str, ...]) -> tuple[str, list[str]]:
+    """`source` with `iter(...)` around each literal given to an iterable parameter of a call to the
+    target, and the parameters given one."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return source, []
+    spans: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            skipped = _bound_self(node, name, method, class_names)
+            if skipped is not None:
+                spans.extend(_iterable_arguments(node, parameters, skipped))
+    if not spans:
+        return source, []
+    lines = SourceLines(source)
+    wrapped = source
+    for argument, _ in sorted(spans, key=lambda span: (span[0].lineno, span[0].col_offset), reverse=True):
+        start = lines.offset(argument.lineno, argument.col_offset)
+        end = lines.offset(argument.end_lineno or argument.lineno, argument.end_col_offset or 0)
+        wrapped = f"{wrapped[:start]}iter({wrapped[start:end]}){wrapped[end:]}"
+    return wrapped, [parameter for _, parameter in spans]
+
+
+def _bound_self(call: ast.Call, name: str, method: bool, class_names: tuple[str, ...]) -> int | None:
+    """How many leading positional parameters the call binds itself (a method's self), or None when the
+    call is not to the target."""
+    function = call.func
+    if not method:
+        return 0 if isinstance(function, ast.Name) and function.id == name else None
+    if not (isinstance(function, ast.Attribute) and function.attr == name):
+        return None
+    on_class = isinstance(function.value, ast.Name) and function.value.id == class_names[-1]
+    return 0 if on_class else 1
+
+
+def _iterable_arguments(call: ast.Call, parameters: _Parameters, skipped: int) -> list[tuple[ast.expr, str]]:
+    found: list[tuple[ast.expr, str]] = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        position = skipped + index
+        if position < len(parameters.positional):
+            parameter = parameters.positional[position]
+            if parameter in parameters.iterable and _is_literal(argument):
+                found.append((argument, parameter))
+    for keyword in call.keywords:
+        if keyword.arg in parameters.iterable and _is_literal(keyword.value):
+            found.append((keyword.value, keyword.arg))
+    return found
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """A value sure to be iterable, written in the example itself."""
+    if isinstance(node, _LITERALS):
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _RANGE_LIKE
+
+
+def _example_text(source: str, want: str) -> str:
+    """One example as a docstring holds it: `>>>` and `...` prompts, then the expected output."""
+    lines = source.rstrip("\n").split("\n")
+    prompted = [f">>> {lines[0]}", *(f"... {line}" for line in lines[1:])]
+    return "\n".join(prompted) + "\n" + want
