@@ -123,6 +123,11 @@ _ITERABLE_SAMPLE = '''def pairs(iterable, n: int, *, rest: "Iterable[int] | None
 
     >>> list(pairs([1, 2, 3, 4], 2, rest=range(2)))  # doctest: +ELLIPSIS
     [...]
+    >>> items = {3, 4}
+    >>> list(pairs(items, 1, rest=(x for x in 'ab')))
+    [(3,), (4,)]
+    >>> list(pairs('ab', 1, rest={5: 6}))
+    [('a',), ('b',)]
     """
     ...
 '''

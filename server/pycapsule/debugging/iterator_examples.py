@@ -4,8 +4,8 @@ Examples usually pass lists, so a body that indexes its argument, takes its len(
 passes them and fails every caller that passes a generator. A parameter takes any iterable when its
 annotation says so (`Iterable[...]`, `Iterator[...]`) or, unannotated, when it is named `iterable` (the
 word of the Python glossary, the standard library and itertools-style libraries). Each example that gives
-such a parameter a literal (a list, tuple, set, dict or string, a comprehension, `range(...)`) is run
-again with `iter(...)` around that argument and must print the same.
+such a parameter a list, tuple or set (a display or comprehension, `range(...)`, or a name the examples
+bound to one) is run again with `iter(...)` around that argument and must print the same.
 
 Only the self-debugging loop runs them, on the model's answers (setting `iterator_examples`): `check`
 reports what doctest and pytest report, and a body the user wrote is never judged by them.
@@ -26,7 +26,9 @@ from pycapsule.parsing import parse_expression, parse_source
 ITERABLE_NAMES = frozenset({"iterable"})
 ITERABLE_TYPES = frozenset({"Iterable", "Iterator", "Generator"})
 _RANGE_LIKE = frozenset({"range"})
-_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr)
+_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp)
+"""Not strings (libraries treat a string as one item, or search it for substrings) nor dicts (a mapping
+iterates over its keys only)."""
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _COUNTED = re.compile(r"^doctest failed(?: \(\d+ of \d+\))?: ")
 
@@ -56,10 +58,11 @@ def iterator_examples(capsule: Capsule) -> IteratorExamples | None:
         examples = doctest.DocTestParser().get_examples(capsule.docstring, capsule.qualname)
     except ValueError:
         return None
+    rewriter = _Rewriter(capsule.name, capsule.class_names, iterables, method)
     parts: list[str] = []
     given: list[str] = []
     for example in examples:
-        source, names = _with_iterators(example.source, capsule.name, iterables, method, capsule.class_names)
+        source, names = rewriter.example(example.source)
         given.extend(name for name in names if name not in given)
         parts.append(_example_text(source, example.want))
     if not given:
@@ -128,66 +131,78 @@ def _type_name(node: ast.expr) -> str | None:
     return None
 
 
-def _with_iterators(source: str, name: str, parameters: _Parameters, method: bool,
-                    class_names: tuple[str, ...]) -> tuple[str, list[str]]:
-    """`source` with `iter(...)` around each literal given to an iterable parameter of a call to the
-    target, and the parameters given one."""
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return source, []
-    spans: list[tuple[ast.expr, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            skipped = _bound_self(node, name, method, class_names)
-            if skipped is not None:
-                spans.extend(_iterable_arguments(node, parameters, skipped))
-    if not spans:
-        return source, []
-    lines = SourceLines(source)
-    wrapped = source
-    for argument, _ in sorted(spans, key=lambda span: (span[0].lineno, span[0].col_offset), reverse=True):
-        start = lines.offset(argument.lineno, argument.col_offset)
-        end = lines.offset(argument.end_lineno or argument.lineno, argument.end_col_offset or 0)
-        wrapped = f"{wrapped[:start]}iter({wrapped[start:end]}){wrapped[end:]}"
-    return wrapped, [parameter for _, parameter in spans]
+class _Rewriter:
+    """Puts `iter(...)` around what the examples, in order, give the target's iterable parameters."""
 
+    def __init__(self, name: str, class_names: tuple[str, ...], parameters: _Parameters,
+                 method: bool) -> None:
+        self.name, self.class_names, self.parameters, self.method = name, class_names, parameters, method
+        self.literal_names: set[str] = set()
+        """Names the examples so far last bound to a literal (`>>> it = []`)."""
 
-def _bound_self(call: ast.Call, name: str, method: bool, class_names: tuple[str, ...]) -> int | None:
-    """How many leading positional parameters the call binds itself (a method's self), or None when the
-    call is not to the target."""
-    function = call.func
-    if not method:
-        return 0 if isinstance(function, ast.Name) and function.id == name else None
-    if not (isinstance(function, ast.Attribute) and function.attr == name):
-        return None
-    on_class = isinstance(function.value, ast.Name) and function.value.id == class_names[-1]
-    return 0 if on_class else 1
+    def example(self, source: str) -> tuple[str, list[str]]:
+        """`source` with `iter(...)` around each literal given to an iterable parameter of a call to the
+        target, and the parameters given one."""
+        try:
+            tree = parse_source(source)
+        except (SyntaxError, ValueError):
+            return source, []
+        spans: list[tuple[ast.expr, str]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                skipped = self._bound_self(node)
+                if skipped is not None:
+                    spans.extend(self._iterable_arguments(node, skipped))
+        self._note_bindings(tree)
+        lines = SourceLines(source)
+        wrapped = source
+        for argument, _ in sorted(spans, key=lambda span: (span[0].lineno, span[0].col_offset), reverse=True):
+            start = lines.offset(argument.lineno, argument.col_offset)
+            end = lines.offset(argument.end_lineno or argument.lineno, argument.end_col_offset or 0)
+            wrapped = f"{wrapped[:start]}iter({wrapped[start:end]}){wrapped[end:]}"
+        return wrapped, [parameter for _, parameter in spans]
 
+    def _note_bindings(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                self.literal_names.discard(node.id)
+        for statement in tree.body:
+            if isinstance(statement, ast.Assign) and self._is_literal(statement.value):
+                self.literal_names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
 
-def _iterable_arguments(call: ast.Call, parameters: _Parameters, skipped: int) -> list[tuple[ast.expr, str]]:
-    found: list[tuple[ast.expr, str]] = []
-    for index, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred):
-            break
-        position = skipped + index
-        if position < len(parameters.positional):
-            parameter = parameters.positional[position]
-            if parameter in parameters.iterable and _is_literal(argument):
-                found.append((argument, parameter))
-    for keyword in call.keywords:
-        if keyword.arg in parameters.iterable and _is_literal(keyword.value):
-            found.append((keyword.value, keyword.arg))
-    return found
+    def _bound_self(self, call: ast.Call) -> int | None:
+        """How many leading positional parameters the call binds itself (a method's self), or None when
+        the call is not to the target."""
+        function = call.func
+        if not self.method:
+            return 0 if isinstance(function, ast.Name) and function.id == self.name else None
+        if not (isinstance(function, ast.Attribute) and function.attr == self.name):
+            return None
+        on_class = isinstance(function.value, ast.Name) and function.value.id == self.class_names[-1]
+        return 0 if on_class else 1
 
+    def _iterable_arguments(self, call: ast.Call, skipped: int) -> list[tuple[ast.expr, str]]:
+        positional, iterable = self.parameters.positional, self.parameters.iterable
+        found: list[tuple[ast.expr, str]] = []
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                break
+            position = skipped + index
+            if position < len(positional) and positional[position] in iterable and self._is_literal(argument):
+                found.append((argument, positional[position]))
+        for keyword in call.keywords:
+            if keyword.arg in iterable and self._is_literal(keyword.value):
+                found.append((keyword.value, keyword.arg))
+        return found
 
-def _is_literal(node: ast.expr) -> bool:
-    """A value sure to be iterable, written in the example itself."""
-    if isinstance(node, _LITERALS):
-        return True
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str | bytes)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _RANGE_LIKE
+    def _is_literal(self, node: ast.expr) -> bool:
+        """A list, tuple or set written in the examples themselves (or `range(...)`): sure to iterate the same
+        as an iterator over it."""
+        if isinstance(node, _LITERALS):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.literal_names
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _RANGE_LIKE
 
 
 def _example_text(source: str, want: str) -> str:
