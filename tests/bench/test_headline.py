@@ -8,7 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import DEFAULTS
+from pycapsule.debugging.iterator_examples import iterator_examples
+
+from tests.datasets import tasks_of
 
 ROOT = Path(__file__).parents[2]
 LOOP_SETTINGS = ("max_attempts", "restart_after", "history_window", "temperature", "retry_temperature",
@@ -42,6 +46,15 @@ def test_the_headline_runs_used_the_shipped_loop_settings(report: Path) -> None:
         generation = manifest["config"]["generation"]
         used = {key: generation[key] for key in LOOP_SETTINGS}
         assert used == {key: getattr(DEFAULTS, key) for key in LOOP_SETTINGS}, manifest["command"]
+
+
+def test_iterator_examples_change_no_humaneval_task_so_runs_made_before_them_still_describe_it() -> None:
+    """The headline runs predate iterator examples (docs/generate.md#iterator-examples): they describe
+    the product as shipped only while no HumanEval task has an iterable parameter for them to act on."""
+    assert DEFAULTS.iterator_examples
+    acted_on = [task.task_id for task in tasks_of("humaneval")
+                if iterator_examples(capsule_by_qualname(task.prompt, task.entry_point)) is not None]
+    assert acted_on == []
 
 
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
