@@ -97,6 +97,16 @@ def test_other_names_numbers_and_generators_are_left_as_they_are() -> None:
     assert examples_of(source, "first") is None
 
 
+def test_an_argument_inside_another_is_wrapped_once_at_the_outside() -> None:
+    source = '''def flat(iterable):
+    """
+    >>> flat([flat([[1]]), [2]])
+    [1, 2]
+    """
+'''
+    assert examples_of(source, "flat") == ">>> flat(iter([flat([[1]]), [2]]))\n[1, 2]\n"
+
+
 def test_a_method_skips_self_unless_called_on_its_class() -> None:
     source = '''class Box:
     def put_all(self, iterable):

@@ -155,12 +155,16 @@ class _Rewriter:
                     spans.extend(self._iterable_arguments(node, skipped))
         self._note_bindings(tree)
         lines = SourceLines(source)
+        outermost: list[tuple[int, int, str]] = []
+        for start, end, parameter in sorted((lines.offset(a.lineno, a.col_offset),
+                                             lines.offset(a.end_lineno or a.lineno, a.end_col_offset or 0),
+                                             parameter) for a, parameter in spans):
+            if not outermost or start >= outermost[-1][1]:  # one inside another: the outer one is enough
+                outermost.append((start, end, parameter))
         wrapped = source
-        for argument, _ in sorted(spans, key=lambda span: (span[0].lineno, span[0].col_offset), reverse=True):
-            start = lines.offset(argument.lineno, argument.col_offset)
-            end = lines.offset(argument.end_lineno or argument.lineno, argument.end_col_offset or 0)
+        for start, end, _ in reversed(outermost):
             wrapped = f"{wrapped[:start]}iter({wrapped[start:end]}){wrapped[end:]}"
-        return wrapped, [parameter for _, parameter in spans]
+        return wrapped, [parameter for _, _, parameter in outermost]
 
     def _note_bindings(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
