@@ -29,7 +29,7 @@ from pycapsule.exit_codes import ExitCode
 
 from tests.bench.published import publish
 from tests.datasets import tasks_of
-from tests.fakes.openai_server import FakeOpenAI, Hang, RecordedRequest, Text
+from tests.fakes.openai_server import Error, FakeOpenAI, Hang, RecordedRequest, Text
 
 SECRET = "sk-bench-test-secret-7a1c"
 
@@ -241,6 +241,32 @@ def test_an_unreachable_model_stops_the_run_and_records_nothing(
     assert "rerun the same command to resume" in error and "Traceback" not in error
     assert all(not read_records(path) for path in (tmp_path / "r").glob("*.jsonl"))
     assert json.loads(next((tmp_path / "r").glob("*.json")).read_text())["total_tasks"] == 3
+
+
+def test_a_task_the_model_fails_is_not_recorded_and_the_run_says_so_and_how_to_retry_it(
+        tasks: list[BenchTask], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    failing = tasks[1]
+
+    def answer(request: RecordedRequest) -> Text | Error:
+        if f"def {failing.entry_point}(" in request.task_function:
+            return Error(500, "the model crashed")
+        task = next(t for t in tasks if f"def {t.entry_point}(" in request.task_function)
+        return Text(f"```python\n{task.reference}```")
+
+    with FakeOpenAI(responder=answer) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("PYCAPSULE_MODEL", "fake-coder")
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nmodel_retries = 0\n")
+        code = main(["bench", "humaneval", "--limit", "3", "--workers", "1", "--out", str(tmp_path / "r")])
+    assert code == 0
+    records = _records(tmp_path / "r", "humaneval-selfdebug-*.jsonl")
+    assert set(records) == {tasks[0].task_id, tasks[2].task_id}
+    error = capsys.readouterr().err
+    assert f"1 task(s) not recorded because the model failed them ({failing.task_id}: " in error
+    assert error.rstrip().endswith("rerun the same command to retry them")
 
 
 @pytest.mark.parametrize("started_with_sigint_ignored", [False, True],

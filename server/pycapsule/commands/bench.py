@@ -260,6 +260,9 @@ def _run(
                 )
             with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
                 runner.run(on_record)
+            if errors := runner.state.model_errors:
+                print(f"pycapsule bench: {len(errors)} task(s) not recorded because the model failed them "
+                      f"({'; '.join(errors)}); rerun the same command to retry them", file=sys.stderr)
         except SandboxUnavailable as error:
             code = _fail(f"no sandbox to run code in: {error}", ExitCode.SANDBOX_UNAVAILABLE)
         except (ModelError, EmbeddedModelError) as error:
