@@ -38,6 +38,12 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def task_order(task: str) -> tuple[str, int, str]:
+    """HumanEval/2 before HumanEval/10; other ids (realcode's file::function) by name."""
+    prefix, _, last = task.rpartition("/")
+    return (prefix, int(last), "") if last.isdigit() else (task, 0, "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a", type=Path)
@@ -45,7 +51,7 @@ def main() -> None:
     parser.add_argument("--first-attempt", action="store_true")
     args = parser.parse_args()
     a, b = load(args.a), load(args.b)
-    tasks = sorted(set(a) & set(b), key=lambda task: (task.split("/")[0], int(task.split("/")[-1])))
+    tasks = sorted(set(a) & set(b), key=task_order)
     only_a = [t for t in tasks if passed(a[t], args.first_attempt) and not passed(b[t], args.first_attempt)]
     only_b = [t for t in tasks if passed(b[t], args.first_attempt) and not passed(a[t], args.first_attempt)]
     for name, runs in (("A", a), ("B", b)):
