@@ -8,7 +8,7 @@ from threading import Event
 
 from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
-from pycapsule.debugging.errors import condense, headline
+from pycapsule.debugging.errors import condense, failure_line, headline
 from pycapsule.debugging.iterator_examples import IteratorExamples, iterator_failure
 from pycapsule.project import loose_name, module_import
 from pycapsule.sandbox.api import DoctestItem, Job, RunResult, Sandbox
@@ -85,5 +85,5 @@ def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float, roo
     result = sandbox.run(replace(job, doctests=(item,)), cancel)
     if result.passed:
         return verdict
-    headline_text, condensed = iterator_failure(iterators, headline(result), condense(result, capsule))
+    headline_text, condensed = iterator_failure(iterators, failure_line(result), condense(result, capsule))
     return Verdict(False, result, headline_text, condensed, examples_passed=True)

@@ -5,15 +5,14 @@ the model after a fault that is not there."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pycapsule.capsule import read_capsules
 from pycapsule.debugging.iterator_examples import iterator_examples
-from pycapsule.executor import doctest_job
-from pycapsule.sandbox.api import DoctestItem, Sandbox
+from pycapsule.executor import execute
+from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.select import open_sandbox
 
 from tests.realprojects.libraries import LIBRARIES
@@ -55,13 +54,11 @@ def _check_module(module: Path, sandbox: Sandbox) -> tuple[int, dict[str, str]]:
         iterators = iterator_examples(capsule)
         if iterators is None:
             continue
-        job = doctest_job(source, module, (capsule.qualname,), 20.0)
-        if not sandbox.run(job).passed:
+        verdict = execute(sandbox, capsule, source, 20.0, iterators=iterators)
+        if not (verdict.passed or verdict.examples_passed):
             continue  # judged by its examples as written: tests/realprojects/test_agrees_with_pytest.py
-        item = DoctestItem(capsule.qualname, iterators.docstring, capsule.def_line)
-        result = sandbox.run(dataclasses.replace(job, doctests=(item,)))
         checked += 1
-        if not result.passed:
-            failures = [f.source.strip() for report in result.functions for f in report.failures]
-            failing[capsule.qualname] = (failures or [result.status])[0]
+        if not verdict.passed:
+            failures = [f.source.strip() for report in verdict.result.functions for f in report.failures]
+            failing[capsule.qualname] = (failures or [verdict.result.status])[0]
     return checked, failing

@@ -130,36 +130,47 @@ def condense(result: RunResult, capsule: Capsule | None = None) -> str:
 
 def headline(result: RunResult) -> str:
     """One line for progress reports and diagnostics."""
+    count, what = _headline(result)
+    return f"{count}{what}"
+
+
+def failure_line(result: RunResult) -> str:
+    """The headline without its 'doctest failed (k of n): ': what failed, in one line."""
+    return _headline(result)[1]
+
+
+def _headline(result: RunResult) -> tuple[str, str]:
+    """The headline in two parts: 'doctest failed (k of n): ' when examples failed (else ''), and what."""
     if result.status == "timeout":
-        return f"timed out after {result.duration:.0f} s" if result.duration >= 1 else "timed out"
+        return "", f"timed out after {result.duration:.0f} s" if result.duration >= 1 else "timed out"
     if result.status == "memory":
-        return "ran out of memory"
+        return "", "ran out of memory"
     if result.status == "cancelled":
-        return "cancelled"
+        return "", "cancelled"
     if result.status in ("killed", "crashed"):
         word = "killed" if result.status == "killed" else "sandbox failed"
-        return f"{word}: {_one_line(result.detail, 100)}" if result.detail else word
+        return "", f"{word}: {_one_line(result.detail, 100)}" if result.detail else word
     if result.module_error is not None:
         error = result.module_error
         where = f" at line {error.line}" if error.line else ""
-        return f"module error{where}: {error.type}: {_one_line(error.message, HEADLINE_VALUE_LIMIT)}"
+        return "", f"module error{where}: {error.type}: {_one_line(error.message, HEADLINE_VALUE_LIMIT)}"
     parse_errors = [report for report in result.functions if report.parse_error]
     if parse_errors:
-        return f"doctests of {parse_errors[0].qualname} cannot be parsed"
+        return "", f"doctests of {parse_errors[0].qualname} cannot be parsed"
     failures = _failures(result, None)
     attempted = sum(report.attempted for report in result.functions)
     if not failures:
-        return f"doctests passed ({attempted} examples)" if attempted else "no doctests to run"
+        return "", f"doctests passed ({attempted} examples)" if attempted else "no doctests to run"
     failed = sum(report.failed for report in result.functions)
-    count = f" ({failed} of {attempted})" if attempted > 1 else ""
+    count = f"doctest failed ({failed} of {attempted}): " if attempted > 1 else "doctest failed: "
     first = failures[0]
     source = _one_line(first.source, HEADLINE_VALUE_LIMIT)
     if first.exception is not None:
         message = _one_line(first.exception.message, HEADLINE_VALUE_LIMIT)
-        return f"doctest failed{count}: {source} raised {first.exception.type}: {message}".rstrip(": ")
+        return count, f"{source} raised {first.exception.type}: {message}".rstrip(": ")
     expected = _one_line(first.expected, HEADLINE_VALUE_LIMIT) or "nothing"
     got = _one_line(first.got, HEADLINE_VALUE_LIMIT) or "nothing"
     note = invisible_difference(first.expected, first.got)
     if note:
-        return f"doctest failed{count}: {source}: {note}"
-    return f"doctest failed{count}: {source} expected {expected}, got {got}"
+        return count, f"{source}: {note}"
+    return count, f"{source} expected {expected}, got {got}"

@@ -14,8 +14,6 @@ reports what doctest and pytest report, and a body the user wrote is never judge
 from __future__ import annotations
 
 import ast
-import doctest
-import re
 from dataclasses import dataclass
 
 from pycapsule.capsule import Capsule, SourceLines
@@ -30,7 +28,6 @@ _LITERALS = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp)
 """Not strings (libraries treat a string as one item, or search it for substrings) nor dicts (a mapping
 iterates over its keys only)."""
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-_COUNTED = re.compile(r"^doctest failed(?: \(\d+ of \d+\))?: ")
 
 
 @dataclass(frozen=True)
@@ -54,14 +51,10 @@ def iterator_examples(capsule: Capsule) -> IteratorExamples | None:
     if not iterables:
         return None
     method = bool(capsule.class_names) and not _decorated(function, "staticmethod")
-    try:
-        examples = doctest.DocTestParser().get_examples(capsule.docstring, capsule.qualname)
-    except ValueError:
-        return None
     rewriter = _Rewriter(capsule.name, capsule.class_names, iterables, method)
     parts: list[str] = []
     given: list[str] = []
-    for example in examples:
+    for example in capsule.examples:
         source, names = rewriter.example(example.source)
         given.extend(name for name in names if name not in given)
         parts.append(_example_text(source, example.want))
@@ -81,12 +74,11 @@ class _Parameters:
     iterable: frozenset[str]
 
 
-def iterator_failure(iterators: IteratorExamples, headline: str, condensed: str) -> tuple[str, str]:
+def iterator_failure(iterators: IteratorExamples, failure: str, condensed: str) -> tuple[str, str]:
     """The headline and the fix prompt's lines for a body that passes its examples but not with iterators
-    (`headline` and `condensed`: what the iterator run's failure reads as)."""
+    (`failure`: what failed with them, in one line; `condensed`: the failure as the fix prompt shows it)."""
     names = " and ".join(f"`{name}`" for name in iterators.parameters)
     many = len(iterators.parameters) > 1
-    failure = _COUNTED.sub("", headline, count=1)
     return (f"fails with an iterator for {names}: {failure}",
             f"The examples pass as written, but {names} may be any iterable, and they fail when "
             f"{'each is' if many else 'it is'} an iterator, which can be read only once and has no len() "
