@@ -49,7 +49,7 @@ def test_the_headline_runs_used_the_shipped_loop_settings(report: Path) -> None:
 
 
 def test_iterator_examples_change_no_humaneval_task_so_runs_made_before_them_still_describe_it() -> None:
-    """The headline runs predate iterator examples (docs/generate.md#iterator-examples): they describe
+    """The 0.5B headline run predates iterator examples (docs/generate.md#iterator-examples): it describes
     the product as shipped only while no HumanEval task has an iterable parameter for them to act on."""
     assert DEFAULTS.iterator_examples
     acted_on = [task.task_id for task in tasks_of("humaneval")
