@@ -116,6 +116,12 @@ class Engine:
         assert self._programmer is not None
         return self._programmer
 
+    @property
+    def model_threads(self) -> int | None:
+        """The embedded model's CPU threads while it runs; None for an endpoint or before it starts."""
+        endpoint = self._endpoint
+        return endpoint.threads if endpoint is not None else None
+
     # ---- the two jobs ----------------------------------------------------------------------------
 
     def generate(self, capsule: Capsule, cancel: threading.Event | None = None,

@@ -20,6 +20,7 @@ from pycapsule.bench.records import (
     read_records,
     write_manifest,
 )
+from pycapsule.bench.report import write_report
 from pycapsule.bench.shards import Shard, held_shards, parse_shard
 
 CONFIG = {"dataset": "humaneval", "data_sha256": "d", "tasks_sha256": "t",
@@ -209,3 +210,16 @@ def test_the_merged_command_is_the_whole_runs() -> None:
     assert unsharded_command("pycapsule bench mbpp --shard 2/4 --workers 3 --out r-2", Path("all")) == (
         "pycapsule bench mbpp --workers 3 --out all")
     assert unsharded_command("pycapsule bench 'unclosed", Path("x")) == "pycapsule bench 'unclosed"
+
+
+def test_the_merged_run_names_every_model_thread_count_its_shards_ran_on(tmp_path: Path) -> None:
+    """Greedy answers can differ between thread counts: a run made on several says so."""
+    _shard_folder(tmp_path / "a", [_record(1)], shards=["1/3"], model_threads=[2])
+    _shard_folder(tmp_path / "b", [_record(2)], shards=["2/3"], model_threads=[1, 2])
+    _shard_folder(tmp_path / "c", [_record(3)], shards=["3/3"])  # reused generations only: no count
+
+    [merged] = merge_folders([tmp_path / "a", tmp_path / "b", tmp_path / "c"], tmp_path / "merged")
+
+    manifest = read_manifest(tmp_path / "merged" / f"{merged.run}.json")
+    assert manifest is not None and manifest["model_threads"] == [1, 2]
+    assert "model threads 1, 2; " in write_report(tmp_path / "merged").read_text()

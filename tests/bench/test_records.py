@@ -18,6 +18,7 @@ from pycapsule.bench.records import (
     config_hash,
     read_manifest,
     read_records,
+    with_model_threads,
     write_manifest,
 )
 from pycapsule.bench.report import write_report
@@ -149,3 +150,11 @@ def test_a_manifest_names_no_folder_of_the_machine_that_made_the_run(tmp_path: P
         "settings_file": "docs/results/restart-only/pyproject.toml",
         "command": "pycapsule bench humaneval --data '~/data/HumanEval.jsonl.gz' --out docs/results/x",
     }
+
+
+def test_a_resumed_run_adds_its_model_thread_count_to_those_of_earlier_sessions() -> None:
+    assert with_model_threads({}, 2) == [2]
+    assert with_model_threads({"model_threads": [2]}, 1) == [1, 2]
+    assert with_model_threads({"model_threads": [1, 2]}, 2) == [1, 2]
+    assert with_model_threads({"model_threads": [2]}, None) == [2]  # a remote endpoint adds nothing
+    assert with_model_threads({"model_threads": "2"}, None) == []  # a hand-edited field is not trusted

@@ -298,3 +298,23 @@ def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_n
 
         again = list(engine.generate(capsule))
         assert starts(again) == 1 and again[-1].outcome.status != "error", again[-1]
+
+
+def test_the_engine_tells_the_thread_count_the_user_pinned_for_the_embedded_model(
+    tiny_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Greedy answers can differ between thread counts, so a benchmark records the count it ran on."""
+    monkeypatch.setenv("PYCAPSULE_MODEL_THREADS", "1")
+    with Engine(Settings(max_attempts=1)) as engine:
+        assert engine.model_threads is None  # nothing started yet
+        engine.programmer()
+        assert engine.model_threads == 1
+    assert engine.model_threads is None  # closed with the engine
+
+
+def test_an_endpoint_reports_its_threads_when_ready(tiny_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYCAPSULE_MODEL_THREADS", "2")
+    progress: list[str] = []
+    with start_local_endpoint(on_progress=progress.append) as endpoint:
+        assert endpoint.threads == 2
+    assert progress[-1].endswith("(2 threads)")

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.bench.records import (
+    MODEL_THREADS_KEY,
     RECORDS_KEY,
     TaskRecord,
     read_manifest,
     read_records,
     results_of,
+    with_model_threads,
     write_manifest,
 )
 from pycapsule.bench.shards import SHARDS_KEY, union_of_shards
@@ -168,6 +170,9 @@ def _merged_manifest(sources: list[Source], out: Path, records: int) -> dict[str
             merged[key] = " + ".join(values)
     merged["model_label"] = next((m["model_label"] for m in manifests if m.get("model_label")),
                                  merged.get("model_label"))
+    merged.pop(MODEL_THREADS_KEY, None)
+    if threads := sorted({n for m in manifests for n in with_model_threads(m)}):
+        merged[MODEL_THREADS_KEY] = threads
     shards = union_of_shards([m.get(SHARDS_KEY) for m in manifests])
     if shards is None:
         merged.pop(SHARDS_KEY, None)

@@ -196,6 +196,18 @@ class RecordWriter:
         self._file.close()
 
 
+MODEL_THREADS_KEY = "model_threads"
+"""Manifest field: the embedded model's thread counts over the run's sessions (greedy answers can differ
+between counts, so runs that must repeat each other pin $PYCAPSULE_MODEL_THREADS)."""
+
+
+def with_model_threads(manifest: dict[str, Any], *counts: int | None) -> list[int]:
+    """The manifest's thread counts with `counts` added (None: no embedded model), sorted, each once."""
+    seen = manifest.get(MODEL_THREADS_KEY)
+    known = {count for count in seen if isinstance(count, int)} if isinstance(seen, list) else set()
+    return sorted(known | {count for count in counts if count is not None})
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -7,8 +7,9 @@ row, so direct and self-debugging runs of the same model sit side by side.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pycapsule.bench.records import read_manifest, read_records, results_of
+from pycapsule.bench.records import MODEL_THREADS_KEY, read_manifest, read_records, results_of
 from pycapsule.bench.summary import RunSummary, summarize
 
 ATTEMPTS_PLOT = "attempts.png"
@@ -148,9 +149,17 @@ def _provenance(runs: list[RunSummary]) -> list[str]:
                      f"data `{m.get('data_file', '?')}` "
                      f"(SHA-256 `{m.get('config', {}).get('data_sha256', '?')}`); "
                      f"started {m.get('started', '?')}, last updated {m.get('updated', '?')}; "
-                     f"sandbox {m.get('sandbox', '?')}; settings file {m.get('settings_file') or 'none'}; "
+                     f"{_threads(m)}sandbox {m.get('sandbox', '?')}; "
+                     f"settings file {m.get('settings_file') or 'none'}; "
                      f"settings `{m.get('config', {}).get('generation', {})}`.")
     return lines
+
+
+def _threads(manifest: dict[str, Any]) -> str:
+    counts = manifest.get(MODEL_THREADS_KEY)
+    if not isinstance(counts, list) or not counts:
+        return ""
+    return f"model threads {', '.join(str(count) for count in counts)}; "
 
 
 def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:

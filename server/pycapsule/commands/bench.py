@@ -29,7 +29,15 @@ from pycapsule.bench.identity import (
 )
 from pycapsule.bench.merge import MergeError, merge_folders
 from pycapsule.bench.progress import progress_reporter
-from pycapsule.bench.records import RunFiles, config_hash, read_manifest, read_records, write_manifest
+from pycapsule.bench.records import (
+    MODEL_THREADS_KEY,
+    RunFiles,
+    config_hash,
+    read_manifest,
+    read_records,
+    with_model_threads,
+    write_manifest,
+)
 from pycapsule.bench.report import write_report
 from pycapsule.bench.runner import BenchRunner, ModelUnavailable, default_workers, reusable_generations
 from pycapsule.bench.shards import SHARDS_KEY, Shard, held_shards, parse_shard
@@ -247,6 +255,8 @@ def _run(
             if fresh:
                 programmer = engine.programmer()  # start the model once, before the workers race to
                 manifest["model_label"] = programmer.model_name()
+                if threads := with_model_threads(manifest, engine.model_threads):
+                    manifest[MODEL_THREADS_KEY] = threads
             elif manifest["config"]["generation"]["model"]["kind"] == "endpoint" and settings.model is None:
                 reused = [r.model_label for r in runner.reuse.values() if r.model_label]
                 manifest["model_label"] = reused[0] if reused else manifest["model_label"]
@@ -285,6 +295,8 @@ def _run(
             )
             manifest["updated"] = now()
             manifest["sandbox"] = sandbox_name
+            if threads := with_model_threads(manifest, engine.model_threads):  # a restarted model may differ
+                manifest[MODEL_THREADS_KEY] = threads
             write_manifest(files.manifest, manifest)
     report = write_report(out)
     summary = summarize(manifest, read_records(files.results))

@@ -43,6 +43,8 @@ class LocalEndpoint:
         self.path = path
         self.base_url = ""
         self.model = spec.alias
+        self.threads = 0
+        """The model's CPU threads, chosen when it starts: greedy answers can differ between counts."""
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
@@ -94,10 +96,11 @@ class LocalEndpoint:
         started = time.monotonic()
         # Kept open for the child's lifetime (it is the child's stderr), closed by _stop.
         log = tempfile.TemporaryFile(prefix="pycapsule-model-", suffix=".log")  # noqa: SIM115
+        self.threads = default_threads()
         command = [
             sys.executable, "-m", "pycapsule.embedded_model.serve",
             "--model", str(self.path), "--alias", self.spec.alias, "--port", "0",
-            "--threads", str(default_threads()), "--ctx", str(CONTEXT_SIZE), "--watch-parent",
+            "--threads", str(self.threads), "--ctx", str(CONTEXT_SIZE), "--watch-parent",
         ]
         try:
             process = subprocess.Popen(
@@ -116,7 +119,8 @@ class LocalEndpoint:
         except BaseException:
             self.close()
             raise
-        report(f"local model ready at {self.base_url} in {time.monotonic() - started:.1f} s")
+        report(f"local model ready at {self.base_url} in {time.monotonic() - started:.1f} s "
+               f"({self.threads} thread{'s' if self.threads != 1 else ''})")
 
 
 def start_local_endpoint(size: str | None = None, on_progress: Progress | None = None) -> LocalEndpoint:
