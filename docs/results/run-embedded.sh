@@ -24,6 +24,11 @@ if [[ -n "${SETTINGS:-}" ]]; then
   out=../${OUT:-qwen2.5-coder-$size}
 fi
 unset OPENAI_BASE_URL OPENAI_API_KEY PYCAPSULE_MODEL  # the embedded model, nothing else
+# Greedy answers can differ between thread counts, and by default the model picks its count from the load
+# when it starts: pin it (one per physical core unless set) so resumed stages answer as the first did.
+PYCAPSULE_MODEL_THREADS=${PYCAPSULE_MODEL_THREADS:-$(python3 -c \
+  'from pycapsule.embedded_model.serve import physical_cores; print(physical_cores())')}
+export PYCAPSULE_MODEL_THREADS
 
 bench() {
   local left=$(( deadline > 0 ? deadline - $(date +%s) : 86400 ))
