@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# How the published results were made: HumanEval direct vs selfdebug with the embedded models, in growing
-# stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
-# those generations (same prompts) and only re-score them. Self-debugging runs first: the direct run then takes
+# How the published results were made: HumanEval (or DATASETS) direct vs selfdebug with the embedded models, in
+# growing stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
+# those generations (same prompts) and only re-score them (MBPP-ET reuses MBPP's where its prompt is the same). Self-debugging runs first: the direct run then takes
 # each task's attempt 1 (the same greedy request) and asks the model nothing. Resumable: rerun it and finished
 # tasks are skipped.
-# Usage: [SETTINGS=DIR] [OUT=DIR] [MODES="selfdebug direct"] bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
+# Usage: [SETTINGS=DIR] [OUT=DIR] [MODES="selfdebug direct"] [DATASETS="humaneval humaneval-et humaneval-plus"] \
+#          bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]
 #   SIZE: 0.5b or 1.5b. SETTINGS: a folder under docs/results whose pyproject.toml holds [tool.pycapsule] loop
 #   settings; the runs start there, so those settings apply (and are recorded in each run's manifest).
 #   OUT: the results folder under docs/results (default qwen2.5-coder-SIZE). ATTEMPTS: --max-attempts (default: the
@@ -17,6 +18,7 @@ deadline=${2:-0}
 shift $(( $# < 2 ? $# : 2 ))
 limits=("${@:-40 80 120 164}")
 modes=${MODES:-selfdebug direct}
+datasets=${DATASETS:-humaneval humaneval-et humaneval-plus}
 out=docs/results/${OUT:-qwen2.5-coder-$size}
 attempts=(${ATTEMPTS:+--max-attempts "$ATTEMPTS"})
 if [[ -n "${SETTINGS:-}" ]]; then
@@ -39,7 +41,7 @@ bench() {
 }
 
 for limit in ${limits[*]}; do
-  for dataset in humaneval humaneval-et humaneval-plus; do
+  for dataset in $datasets; do
     for mode in $modes; do
       if [[ $mode == direct ]]; then
         bench "$dataset" --mode direct --limit "$limit"
