@@ -5,6 +5,7 @@ Their wording is part of a bench run's identity (bench/identity.py renders them 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 # Our former instructions there ("expert programmer, keep the signature, one code block, no tests") cost
 # the embedded 0.5B model 7 HumanEval tasks at the first attempt (docs/results/system-prompt-ab).
 SYSTEM_PROMPT: str | None = None
+_DEFINITION_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s", re.MULTILINE)
 
 
 def _head(capsule: Capsule) -> str:
@@ -36,11 +38,16 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
     if "." in capsule.qualname:
         owner = capsule.qualname.rsplit(".", 1)[0]
         where = f" (it is `{capsule.qualname}`, defined inside `{owner}`)"
-    text = f"Complete this Python function{where}:\n```python\n{function_task(capsule)}```\n"
-    if context and context.strip():
-        text += f"\nIt can use these names from its module (they exist already; do not repeat them):\n" \
-                f"```python\n{context.strip()}\n```\n"
-    return text
+    task = f"Complete this Python function{where}:\n```python\n{function_task(capsule)}```\n"
+    if not (context and context.strip()):
+        return task
+    if _DEFINITION_LINE.search(context):
+        # A context that shows functions or classes goes first, so the prompt ends with the target rather than
+        # with a neighbour the model would complete instead (docs/results/realcode/context-first).
+        return ("The function below can use these names from its module (they exist already; do not repeat "
+                f"them):\n```python\n{context.strip()}\n```\n\n{task}")
+    return f"{task}\nIt can use these names from its module (they exist already; do not repeat them):\n" \
+           f"```python\n{context.strip()}\n```\n"
 
 
 def generate_messages(capsule: Capsule, context: str | None) -> list[Message]:

@@ -306,7 +306,7 @@ def test_a_method_sees_its_whole_class_private_methods_and_attributes_included(t
 def test_the_prompt_for_a_method_holds_its_class_and_the_table(tmp_path: Path) -> None:
     capsule = capsule_by_qualname(ACCOUNT, "Account.deposit", tmp_path / "bank.py")
     prompt = generate_messages(capsule, module_context(capsule))[-1]["content"]
-    task, context = prompt.split("It can use these names from its module", 1)
+    context, task = prompt.split("Complete this Python function", 1)
     assert "(it is `Account.deposit`, defined inside `Account`)" in task
     assert "def deposit(self, amount):" in task
     assert "def _fee(self) -> int:" in context and "FEES = {" in context
