@@ -1,7 +1,9 @@
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from pycapsule import prompts
 from pycapsule.bench import identity
 from pycapsule.config import Settings
 from pycapsule.debugging import iterator_examples
@@ -43,6 +45,14 @@ def test_how_module_context_is_chosen_is_part_of_the_prompt_fingerprint(
     before = identity.prompt_fingerprint()
     real = identity.module_context
     monkeypatch.setattr(identity, "module_context", lambda capsule: real(capsule).replace("_room", "_space"))
+    assert identity.prompt_fingerprint() != before
+
+
+@pytest.mark.parametrize("rule", [r"(?!)", r""], ids=["no context goes first", "every context goes first"])
+def test_where_the_module_context_goes_is_part_of_the_prompt_fingerprint(
+        monkeypatch: pytest.MonkeyPatch, rule: str) -> None:
+    before = identity.prompt_fingerprint()
+    monkeypatch.setattr(prompts, "_DEFINITION_LINE", re.compile(rule))
     assert identity.prompt_fingerprint() != before
 
 

@@ -93,13 +93,31 @@ def sample(a: int) -> int:
 '''
 
 
+# A context of imports and constants only is placed apart from one that shows definitions (prompts.py).
+_IMPORTS_ONLY_SAMPLE = '''from typing import List
+
+LIMIT = 3
+
+
+def capped(values: List[int]) -> List[int]:
+    """The values, at most LIMIT each.
+
+    >>> capped([1, 5])
+    [1, 3]
+    """
+    ...
+'''
+
+
 def prompt_fingerprint() -> str:
     """A hash of the prompts as the model sees them (system, task, fix and restart messages, and the
-    module context chosen for a function and for a method)."""
+    module context chosen for a function, for a method and for a module of imports and constants only)."""
     function, method = (capsule_by_qualname(_SAMPLE, name) for name in ("sample", "Box.put"))
+    plain = capsule_by_qualname(_IMPORTS_ONLY_SAMPLE, "capped")
     rendered = [
         generate_messages(function, module_context(function)),
         generate_messages(method, module_context(method)),
+        generate_messages(plain, module_context(plain)),
         fix_messages(function, None, [("code 1", "error 1")], "code 2", "error 2"),
         restart_messages(function, None, ["failure 1"]),
     ]
