@@ -143,10 +143,10 @@ class RecordedRequest:
 
     @property
     def task_function(self) -> str:
-        """The function the task asks for: the task message's first code block (the module context that
-        follows it may show other functions whole)."""
+        """The function the task asks for: the code block after "Complete this Python function" (the module
+        context before or after it may show other functions whole)."""
         task = self.task_message
-        start = task.find("```python\n")
+        start = task.find("```python\n", max(task.find("Complete this Python function"), 0))
         if start == -1:
             return task
         start += len("```python\n")
