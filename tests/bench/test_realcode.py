@@ -196,7 +196,7 @@ class RightThenWrong:
             self.answers[original.name] = whole if number == 0 else wrong
 
     def __call__(self, request: RecordedRequest) -> Text:
-        target = re.search(r"def (\w+)\(", request.task_message)
+        target = re.search(r"def (\w+)\(", request.task_function)
         assert target is not None and target.group(1) in self.answers, request.task_message
         return Text(f"```python\n{self.answers[target.group(1)]}```")
 
