@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How the published results were made: HumanEval (or DATASETS) direct vs selfdebug with the embedded models, in
 # growing stages so that at any stop both modes cover the same first N tasks; HumanEval-ET and HumanEval+ reuse
-# those generations (same prompts) and only re-score them (MBPP-ET reuses MBPP's where its prompt is the same). Self-debugging runs first: the direct run then takes
-# each task's attempt 1 (the same greedy request) and asks the model nothing. Resumable: rerun it and finished
+# those generations (same prompts) and only re-score them (MBPP-ET reuses MBPP's where its prompt is the same).
+# Self-debugging runs first: the direct run then takes each task's attempt 1 (the same greedy request) and asks
+# the model nothing. Resumable: rerun it and finished
 # tasks are skipped.
 # Usage: [SETTINGS=DIR] [OUT=DIR] [MODES="selfdebug direct"] [DATASETS="humaneval humaneval-et humaneval-plus"] \
 #          bash docs/results/run-embedded.sh SIZE [DEADLINE_EPOCH [LIMIT...]]

@@ -39,15 +39,20 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
         owner = capsule.qualname.rsplit(".", 1)[0]
         where = f" (it is `{capsule.qualname}`, defined inside `{owner}`)"
     task = f"Complete this Python function{where}:\n```python\n{function_task(capsule)}```\n"
-    if not (context and context.strip()):
+    context = (context or "").strip()
+    if not context:
         return task
-    if _DEFINITION_LINE.search(context):
-        # A context that shows functions or classes goes first, so the prompt ends with the target rather than
-        # with a neighbour the model would complete instead (docs/results/realcode/context-first).
+    if context_goes_first(context):
         return ("The function below can use these names from its module (they exist already; do not repeat "
-                f"them):\n```python\n{context.strip()}\n```\n\n{task}")
+                f"them):\n```python\n{context}\n```\n\n{task}")
     return f"{task}\nIt can use these names from its module (they exist already; do not repeat them):\n" \
-           f"```python\n{context.strip()}\n```\n"
+           f"```python\n{context}\n```\n"
+
+
+def context_goes_first(context: str) -> bool:
+    """A context that shows functions or classes goes before the task, so the prompt ends with the target
+    rather than with a neighbour the model would complete instead (docs/results/realcode/context-first)."""
+    return _DEFINITION_LINE.search(context) is not None
 
 
 def generate_messages(capsule: Capsule, context: str | None) -> list[Message]:

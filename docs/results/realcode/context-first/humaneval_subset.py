@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -22,8 +21,7 @@ from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.datasets.files import FILE_NAMES, locate, records
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.context import module_context
-
-DEFINITION_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s", re.MULTILINE)
+from pycapsule.prompts import context_goes_first
 
 
 def with_context(definitions_only: bool) -> set[str]:
@@ -31,7 +29,7 @@ def with_context(definitions_only: bool) -> set[str]:
     contexts = {task.task_id: module_context(capsule_by_qualname(task.prompt, task.entry_point))
                 for task in tasks}
     return {task_id for task_id, context in contexts.items()
-            if context.strip() and (not definitions_only or DEFINITION_LINE.search(context))}
+            if context.strip() and (not definitions_only or context_goes_first(context))}
 
 
 def main(out: Path, definitions_only: bool) -> None:
