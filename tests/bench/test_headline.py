@@ -8,11 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from pycapsule.capsule import capsule_by_qualname
+from pycapsule.bench.identity import generation_settings
 from pycapsule.config import DEFAULTS
-from pycapsule.debugging.iterator_examples import iterator_examples
-
-from tests.datasets import tasks_of
 
 ROOT = Path(__file__).parents[2]
 LOOP_SETTINGS = ("max_attempts", "restart_after", "history_window", "temperature", "retry_temperature",
@@ -48,13 +45,21 @@ def test_the_headline_runs_used_the_shipped_loop_settings(report: Path) -> None:
         assert used == {key: getattr(DEFAULTS, key) for key in LOOP_SETTINGS}, manifest["command"]
 
 
-def test_iterator_examples_change_no_humaneval_task_so_runs_made_before_them_still_describe_it() -> None:
-    """The 0.5B headline run predates iterator examples (docs/generate.md#iterator-examples): it describes
-    the product as shipped only while no HumanEval task has an iterable parameter for them to act on."""
-    assert DEFAULTS.iterator_examples
-    acted_on = [task.task_id for task in tasks_of("humaneval")
-                if iterator_examples(capsule_by_qualname(task.prompt, task.entry_point)) is not None]
-    assert acted_on == []
+# A run's prompt fingerprint as computed before 91f909e added an imports-only module to its sample -> the
+# same prompts' fingerprint today (d61d5e0's prompt code with today's identity.py gives 214b17cc).
+SAME_PROMPTS_EARLIER_FINGERPRINT = {"feba91a2": "214b17cc"}
+
+
+@pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
+def test_the_headline_runs_used_todays_prompts_loop_and_iterator_examples(report: Path) -> None:
+    """The fingerprints change with the message templates, how module context is shown, the loop's
+    retry rules and the iterator examples: a change to any of them makes the headline a past product's."""
+    today = generation_settings(DEFAULTS, "selfdebug")
+    for manifest in selfdebug_manifests(report):
+        generation = manifest["config"]["generation"]
+        used = {key: generation.get(key) for key in ("prompt", "loop", "iterator_examples")}
+        used["prompt"] = SAME_PROMPTS_EARLIER_FINGERPRINT.get(used["prompt"], used["prompt"])
+        assert used == {key: today[key] for key in used}, manifest["command"]
 
 
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
