@@ -223,3 +223,19 @@ def test_the_merged_run_names_every_model_thread_count_its_shards_ran_on(tmp_pat
     manifest = read_manifest(tmp_path / "merged" / f"{merged.run}.json")
     assert manifest is not None and manifest["model_threads"] == [1, 2]
     assert "model threads 1, 2; " in write_report(tmp_path / "merged").read_text()
+
+
+def test_the_merged_run_names_the_library_versions_and_pythons_its_shards_ran_with(tmp_path: Path) -> None:
+    _shard_folder(tmp_path / "a", [_record(1)], shards=["1/2"], sandbox_python="3.11.7",
+                  sandbox_libraries={"pandas": "pandas 2.0.3"})
+    _shard_folder(tmp_path / "b", [_record(2)], shards=["2/2"], sandbox_python="3.11.9",
+                  sandbox_libraries={"pandas": "pandas 2.1.0", "numpy": "numpy 1.23.5"})
+
+    [merged] = merge_folders([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+
+    manifest = read_manifest(tmp_path / "merged" / f"{merged.run}.json")
+    assert manifest is not None and manifest["sandbox_python"] == "3.11.7 + 3.11.9"
+    assert manifest["sandbox_libraries"] == {"numpy": "numpy 1.23.5", "pandas": "pandas 2.0.3 | pandas 2.1.0"}
+    report = write_report(tmp_path / "merged").read_text()
+    assert ("(Python 3.11.7 + 3.11.9; the tasks' libraries: numpy (numpy 1.23.5), "
+            "pandas (pandas 2.0.3 | pandas 2.1.0))") in report

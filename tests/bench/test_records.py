@@ -19,6 +19,7 @@ from pycapsule.bench.records import (
     read_manifest,
     read_records,
     with_model_threads,
+    with_sandbox_libraries,
     write_manifest,
 )
 from pycapsule.bench.report import write_report
@@ -158,3 +159,14 @@ def test_a_resumed_run_adds_its_model_thread_count_to_those_of_earlier_sessions(
     assert with_model_threads({"model_threads": [1, 2]}, 2) == [1, 2]
     assert with_model_threads({"model_threads": [2]}, None) == [2]  # a remote endpoint adds nothing
     assert with_model_threads({"model_threads": "2"}, None) == []  # a hand-edited field is not trusted
+
+
+def test_a_resumed_run_keeps_every_version_a_library_had_over_its_sessions() -> None:
+    first = with_sandbox_libraries({}, {"sklearn": "scikit-learn 1.3.1", "numpy": "numpy 1.23.5"})
+    assert first == {"numpy": "numpy 1.23.5", "sklearn": "scikit-learn 1.3.1"}
+    again = with_sandbox_libraries({"sandbox_libraries": first},
+                                   {"numpy": "numpy 1.26.4", "pandas": "pandas 2.0.3"})
+    assert again == {"numpy": "numpy 1.23.5 | numpy 1.26.4", "pandas": "pandas 2.0.3",
+                     "sklearn": "scikit-learn 1.3.1"}
+    assert with_sandbox_libraries({"sandbox_libraries": again}, {"numpy": "numpy 1.26.4"}) == again
+    assert with_sandbox_libraries({"sandbox_libraries": "numpy"}, {}) == {}  # hand-edited: not trusted

@@ -8,13 +8,14 @@ them), and tests big enough to time out.
 from __future__ import annotations
 
 import json
+import platform
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from pycapsule.bench.datasets.humaneval import read_humaneval_plus
-from pycapsule.bench.scorer import judge, missing_libraries, score
+from pycapsule.bench.scorer import SandboxLibraries, judge, sandbox_libraries, score
 from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.sandbox.api import Job, RunResult, Sandbox
@@ -139,9 +140,17 @@ def test_a_task_whose_library_is_missing_is_unscorable_not_failed(sandbox: Sandb
     candidate = "import pycapsule_no_such_lib\n\ndef f():\n    return 1\n"
     verdict = score(sandbox, task, candidate)
     assert verdict.status == "unscorable" and "pycapsule_no_such_lib" in verdict.detail
-    assert missing_libraries(sandbox, {"pycapsule_no_such_lib", "json"}) == {"pycapsule_no_such_lib"}
     hallucinated = score(sandbox, task, "import made_up_by_the_model\n\ndef f():\n    return 1\n")
     assert hallucinated.status == "failed"  # a module the task does not need is the model's mistake
+
+
+def test_the_sandbox_says_which_libraries_it_lacks_and_which_distribution_provides_the_others(
+        sandbox: Sandbox) -> None:
+    found = sandbox_libraries(sandbox, {"pycapsule_no_such_lib", "json", "pytest"})
+    assert found.missing == {"pycapsule_no_such_lib"}
+    assert found.installed == {"json": "(no distribution)", "pytest": f"pytest {pytest.__version__}"}
+    assert found.python == platform.python_version()  # the sandbox runs the interpreter running the tests
+    assert sandbox_libraries(sandbox, set()) == SandboxLibraries("", {}, frozenset())  # nothing asked
 
 
 def test_a_stdlib_bigcodebench_task_is_scored_by_its_unittests(sandbox: Sandbox) -> None:

@@ -24,16 +24,19 @@ from typing import Any
 from pycapsule.bench.records import (
     MODEL_THREADS_KEY,
     RECORDS_KEY,
+    SANDBOX_LIBRARIES_KEY,
+    SANDBOX_PYTHON_KEY,
     TaskRecord,
     read_manifest,
     read_records,
     results_of,
     with_model_threads,
+    with_sandbox_libraries,
     write_manifest,
 )
 from pycapsule.bench.shards import SHARDS_KEY, union_of_shards
 
-PROVENANCE_KEYS = ("commit", "pycapsule", "sandbox")
+PROVENANCE_KEYS = ("commit", "pycapsule", "sandbox", SANDBOX_PYTHON_KEY)
 """Manifest fields that may differ between shards of one run (the code, the machine): joined with ' + '."""
 
 
@@ -173,6 +176,10 @@ def _merged_manifest(sources: list[Source], out: Path, records: int) -> dict[str
     merged.pop(MODEL_THREADS_KEY, None)
     if threads := sorted({n for m in manifests for n in with_model_threads(m)}):
         merged[MODEL_THREADS_KEY] = threads
+    merged.pop(SANDBOX_LIBRARIES_KEY, None)
+    for manifest in manifests:
+        if isinstance(libraries := manifest.get(SANDBOX_LIBRARIES_KEY), dict):
+            merged[SANDBOX_LIBRARIES_KEY] = with_sandbox_libraries(merged, libraries)
     shards = union_of_shards([m.get(SHARDS_KEY) for m in manifests])
     if shards is None:
         merged.pop(SHARDS_KEY, None)

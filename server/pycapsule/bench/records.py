@@ -208,6 +208,23 @@ def with_model_threads(manifest: dict[str, Any], *counts: int | None) -> list[in
     return sorted(known | {count for count in counts if count is not None})
 
 
+SANDBOX_PYTHON_KEY = "sandbox_python"
+SANDBOX_LIBRARIES_KEY = "sandbox_libraries"
+"""Manifest fields: the Python version the sandbox ran the tasks' code with, and the distributions that
+provided the third-party modules the tasks need ('sklearn': 'scikit-learn 1.3.1'), over the run's
+sessions (a module whose version changed between sessions shows both, joined with ' | ')."""
+
+
+def with_sandbox_libraries(manifest: dict[str, Any], installed: dict[str, str]) -> dict[str, str]:
+    """The manifest's sandbox libraries with `installed` added."""
+    seen = manifest.get(SANDBOX_LIBRARIES_KEY)
+    merged = {str(k): str(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
+    for module, provided in installed.items():
+        known = merged.get(module, "").split(" | ") if module in merged else []
+        merged[module] = " | ".join(dict.fromkeys([*known, provided]))
+    return dict(sorted(merged.items()))
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pycapsule.bench.records import MODEL_THREADS_KEY, read_manifest, read_records, results_of
+from pycapsule.bench.records import (
+    MODEL_THREADS_KEY,
+    SANDBOX_LIBRARIES_KEY,
+    SANDBOX_PYTHON_KEY,
+    read_manifest,
+    read_records,
+    results_of,
+)
 from pycapsule.bench.summary import RunSummary, summarize
 
 ATTEMPTS_PLOT = "attempts.png"
@@ -149,7 +156,7 @@ def _provenance(runs: list[RunSummary]) -> list[str]:
                      f"data `{m.get('data_file', '?')}` "
                      f"(SHA-256 `{m.get('config', {}).get('data_sha256', '?')}`); "
                      f"started {m.get('started', '?')}, last updated {m.get('updated', '?')}; "
-                     f"{_threads(m)}sandbox {m.get('sandbox', '?')}; "
+                     f"{_threads(m)}sandbox {m.get('sandbox', '?')}{_libraries(m)}; "
                      f"settings file {m.get('settings_file') or 'none'}; "
                      f"settings `{m.get('config', {}).get('generation', {})}`.")
     return lines
@@ -160,6 +167,14 @@ def _threads(manifest: dict[str, Any]) -> str:
     if not isinstance(counts, list) or not counts:
         return ""
     return f"model threads {', '.join(str(count) for count in counts)}; "
+
+
+def _libraries(manifest: dict[str, Any]) -> str:
+    libraries = manifest.get(SANDBOX_LIBRARIES_KEY)
+    if not isinstance(libraries, dict) or not libraries:
+        return ""
+    listed = ", ".join(f"{module} ({provided})" for module, provided in libraries.items())
+    return f" (Python {manifest.get(SANDBOX_PYTHON_KEY, '?')}; the tasks' libraries: {listed})"
 
 
 def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:

@@ -33,7 +33,7 @@ from pycapsule.bench.records import (
     read_records,
     results_of,
 )
-from pycapsule.bench.scorer import missing_libraries
+from pycapsule.bench.scorer import SandboxLibraries, sandbox_libraries
 from pycapsule.bench.tasks import BenchTask
 from pycapsule.bench.workspace import Workspace, workspace
 from pycapsule.capsule import CapsuleError
@@ -117,18 +117,24 @@ class BenchRunner:
         self.state = RunState()
         self._failures_in_a_row = 0
         self._lock = threading.Lock()
-        self._missing: set[str] | None = None
+        self._libraries: SandboxLibraries | None = None
 
     def pending(self) -> list[BenchTask]:
         done = read_records(self.files.results)
         return [task for task in self.tasks if task.task_id not in done]
 
+    def libraries(self) -> SandboxLibraries:
+        """What the sandbox has of the libraries the pending tasks need (asked once)."""
+        if self._libraries is None:
+            needed = {lib for task in self.pending() for lib in task.libs}
+            self._libraries = sandbox_libraries(self.sandbox, needed)
+        return self._libraries
+
     def missing_libraries(self) -> dict[str, int]:
         """Libraries the pending tasks need that the sandbox cannot import, with how many tasks need each."""
         pending = self.pending()
-        if self._missing is None:
-            self._missing = missing_libraries(self.sandbox, {lib for task in pending for lib in task.libs})
-        return {lib: sum(lib in task.libs for task in pending) for lib in sorted(self._missing)}
+        missing = self.libraries().missing
+        return {lib: sum(lib in task.libs for task in pending) for lib in sorted(missing)}
 
     def run(self, on_record: Progress | None = None) -> RunState:
         """Run every pending task; raises ModelUnavailable when the model keeps failing (records kept)."""

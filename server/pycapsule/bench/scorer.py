@@ -7,6 +7,7 @@ task needs is missing here, the sandbox itself broke), which are "unscorable" an
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from threading import Event
 from typing import Literal
@@ -78,23 +79,42 @@ def score(sandbox: Sandbox, task: BenchTask, candidate: str | None, cancel: Even
     return judge(sandbox.run(job, cancel), task)
 
 
-_FIND_MISSING = """
-import importlib.util
+_LIBRARY_VERSIONS = """
+import importlib.metadata, importlib.util, json, sys
+distributions = importlib.metadata.packages_distributions()
+found = {{}}
 for name in {names!r}:
     try:
-        found = importlib.util.find_spec(name) is not None
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
-        found = False
-    if not found:
-        print(name)
+        spec = None
+    if spec is not None:
+        found[name] = " ".join(sorted({{f"{{d}} {{importlib.metadata.version(d)}}"
+                                        for d in distributions.get(name, ())}})) or "(no distribution)"
+print(json.dumps({{"python": sys.version.split()[0], "libraries": found}}))
 """
 
 
-def missing_libraries(sandbox: Sandbox, libraries: set[str]) -> set[str]:
-    """The libraries among `libraries` that code in the sandbox cannot import."""
+@dataclass(frozen=True)
+class SandboxLibraries:
+    """What the sandbox's interpreter has of the libraries some tasks need."""
+
+    python: str
+    """Its version ('' when the sandbox could not say)."""
+    installed: dict[str, str]
+    """Importable module -> the distribution(s) and version(s) that provide it ('scikit-learn 1.3.1')."""
+    missing: frozenset[str]
+
+
+def sandbox_libraries(sandbox: Sandbox, libraries: set[str]) -> SandboxLibraries:
+    """Which of `libraries` code in the sandbox can import, and from which distribution versions."""
     if not libraries:
-        return set()
-    result = sandbox.run(Job(source=_FIND_MISSING.format(names=sorted(libraries)), doctest_targets=()))
-    if result.status != "ok":
-        return set(libraries)
-    return set(result.stdout.split()) & set(libraries)
+        return SandboxLibraries("", {}, frozenset())
+    result = sandbox.run(Job(source=_LIBRARY_VERSIONS.format(names=sorted(libraries)), doctest_targets=()))
+    try:
+        found = json.loads(result.stdout.strip().splitlines()[-1]) if result.status == "ok" else {}
+    except (ValueError, IndexError):
+        found = {}
+    installed = {name: str(version) for name, version in found.get("libraries", {}).items()
+                 if name in libraries}
+    return SandboxLibraries(str(found.get("python", "")), installed, frozenset(libraries - installed.keys()))

@@ -31,11 +31,14 @@ from pycapsule.bench.merge import MergeError, merge_folders
 from pycapsule.bench.progress import progress_reporter
 from pycapsule.bench.records import (
     MODEL_THREADS_KEY,
+    SANDBOX_LIBRARIES_KEY,
+    SANDBOX_PYTHON_KEY,
     RunFiles,
     config_hash,
     read_manifest,
     read_records,
     with_model_threads,
+    with_sandbox_libraries,
     write_manifest,
 )
 from pycapsule.bench.report import write_report
@@ -246,6 +249,9 @@ def _run(
                     manifest["first_attempt_hash"] if args.mode == "direct" else None),
             )
             pending = runner.pending()
+            if (libraries := runner.libraries()).python:
+                manifest[SANDBOX_PYTHON_KEY] = libraries.python
+                manifest[SANDBOX_LIBRARIES_KEY] = with_sandbox_libraries(manifest, libraries.installed)
             if missing := runner.missing_libraries():
                 blocked = sum(1 for task in pending if set(task.libs) & set(missing))
                 print(f"pycapsule bench: {blocked} tasks need libraries not installed where the sandbox runs "
