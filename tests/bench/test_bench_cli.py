@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -307,3 +308,37 @@ def test_ctrl_c_stops_at_once_keeps_finished_tasks_and_says_how_to_resume(
     [results] = out.glob("humaneval-selfdebug-*.jsonl")
     assert {tid: r.status for tid, r in read_records(results).items()} == {first.task_id: "passed"}
     assert (out / "report.md").is_file()
+
+
+def _bigcodebench_row(name: str, libs: list[str]) -> dict[str, str]:
+    imports = "".join(f"import {lib}\n" for lib in libs)
+    prompt = f'{imports}\ndef {name}(x):\n    """Double x.\n\n    >>> {name}(2)\n    4\n    """\n'
+    test = ("import unittest\n\nclass TestCases(unittest.TestCase):\n"
+            f"    def test_double(self):\n        self.assertEqual({name}(3), 6)\n")
+    return {"task_id": f"BigCodeBench/{name}", "complete_prompt": prompt, "code_prompt": prompt,
+            "canonical_solution": "    return 2 * x\n", "test": test, "entry_point": name, "libs": str(libs),
+            "doc_struct": "{}", "instruct_prompt": ""}
+
+
+def test_a_run_records_which_python_and_library_versions_the_sandbox_scored_with(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rows = [_bigcodebench_row("uses_pytest", ["pytest", "json"]),
+            _bigcodebench_row("uses_nothing_installed", ["pycapsule_no_such_lib"])]
+    data = tmp_path / "bcb.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    answer = "```python\ndef uses_pytest(x):\n    return 2 * x\n```"
+    with FakeOpenAI(responder=lambda request: Text(answer)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        out = tmp_path / "results"
+        assert main(["bench", "bigcodebench", "--data", str(data), "--workers", "1", "--out", str(out)]) == 0
+        assert len(server.chat_requests) == 1  # the task whose library is missing is not sent
+
+    [manifest_path] = out.glob("bigcodebench-selfdebug-*.json")
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["sandbox_python"] == platform.python_version()  # the interpreter running the tests
+    assert manifest["sandbox_libraries"] == {"pytest": f"pytest {pytest.__version__}"}
+    statuses = {tid: r["status"] for tid, r in _records(out, "bigcodebench-selfdebug-*.jsonl").items()}
+    assert statuses == {"BigCodeBench/uses_pytest": "passed",
+                        "BigCodeBench/uses_nothing_installed": "unscorable"}
+    assert f"the tasks' libraries: pytest (pytest {pytest.__version__})" in (out / "report.md").read_text()
