@@ -30,11 +30,12 @@ def examples_failed(sandbox: Sandbox, task: BenchTask) -> str:
     """'' when the canonical solution passes its docstring's examples, else why not (one line)."""
     result = sandbox.run(Job(source=task.reference, filename=f"{task.entry_point}.py",
                              doctest_targets=(task.entry_point,), timeout=DEFAULTS.job_timeout))
-    failed = sum(report.failed for report in result.functions)
-    attempted = sum(report.attempted for report in result.functions)
     if result.status != "ok":
         return f"{result.status}: {result.detail}"[:120]
+    failed = sum(report.failed for report in result.functions)
+    attempted = sum(report.attempted for report in result.functions)
     return f"{failed} of {attempted} failed" if failed else ""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

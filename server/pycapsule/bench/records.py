@@ -220,7 +220,7 @@ def with_sandbox_libraries(manifest: dict[str, Any], installed: dict[str, str]) 
     seen = manifest.get(SANDBOX_LIBRARIES_KEY)
     merged = {str(k): str(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
     for module, provided in installed.items():
-        known = merged.get(module, "").split(" | ") if module in merged else []
+        known = merged[module].split(" | ") if module in merged else []
         merged[module] = " | ".join(dict.fromkeys([*known, provided]))
     return dict(sorted(merged.items()))
 
