@@ -10,6 +10,7 @@ from pycapsule.capsule import Capsule
 from pycapsule.config import project_root
 from pycapsule.debugging.errors import condense, failure_line, headline
 from pycapsule.debugging.iterator_examples import IteratorExamples, iterator_failure
+from pycapsule.debugging.sandbox_lacks import sandbox_lacks
 from pycapsule.project import loose_name, module_import
 from pycapsule.sandbox.api import DoctestItem, Job, RunResult, Sandbox
 
@@ -24,12 +25,17 @@ class Verdict:
     """The few lines the fix prompt gets ('' when passed)."""
     examples_passed: bool = False
     """The examples as written passed (set when only their iterator version failed)."""
+    cannot_check: bool = False
+    """Every failing example failed only for what the sandbox lacks (`headline` says what)."""
 
     @property
     def label(self) -> str:
-        """'passed', 'failed' (doctests ran and failed) or the sandbox status ('timeout', 'memory', ...)."""
+        """'passed', 'not_verified' (only examples the sandbox cannot check failed), 'failed' (doctests ran
+        and failed) or the sandbox status ('timeout', 'memory', ...)."""
         if self.passed:
             return "passed"
+        if self.cannot_check:
+            return "not_verified"
         return "failed" if self.result.status in ("ok", "error") else self.result.status
 
 
@@ -70,6 +76,9 @@ def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = N
 def judge(capsule: Capsule, result: RunResult) -> Verdict:
     if result.passed:
         return Verdict(True, result, "", "")
+    lacks = sandbox_lacks(result, capsule)
+    if lacks is not None:
+        return Verdict(False, result, lacks, condense(result, capsule), cannot_check=True)
     return Verdict(False, result, headline(result), condense(result, capsule))
 
 

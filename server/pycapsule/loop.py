@@ -290,7 +290,7 @@ class _Run:
         if result.verdict == "passed":
             yield self._finish("passed", f"{capsule.qualname}: the doctests already pass; nothing to change")
         else:
-            why = f"the module runs but {self._unverified()}; nothing to change"
+            why = f"the module runs but {result.headline or self._unverified()}; nothing to change"
             yield self._finish("not_verified", f"{capsule.qualname}: {why}")
         return None
 
@@ -364,7 +364,8 @@ class _Run:
         if result.verdict == "passed":
             return self._finish("passed", f"{name}: doctests pass after {self.attempts} attempt(s)",
                                 result.new_source, result.edits)
-        return self._finish("not_verified", f"{name}: body generated but NOT verified: {self._unverified()}",
+        why = result.headline or self._unverified()
+        return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
                             result.new_source, result.edits)
 
     def _unverified(self) -> str:

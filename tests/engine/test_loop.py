@@ -451,3 +451,43 @@ def test_a_body_whose_examples_only_set_up_is_not_verified(
     _, outcome = run(openai_server, sandbox, path, "groupby")
     assert outcome.status == "not_verified", outcome.message
     assert "no example in its docstring checks it" in outcome.message
+
+
+PRICES = '''import csv
+
+
+def total(path):
+    """Sum the prices in a CSV file.
+
+    >>> total("data/prices.csv")
+    12.5
+    """
+'''
+READS_THE_PATH = ("```python\ndef total(path):\n    with open(path) as handle:\n"
+                  "        return sum(float(row[1]) for row in csv.reader(handle))\n```")
+READS_ANOTHER_PATH = READS_THE_PATH.replace("open(path)", 'open("prices.csv")')
+
+
+def test_an_example_that_needs_a_file_the_sandbox_lacks_ends_the_run_not_verified_and_says_why(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "prices.py"
+    path.write_text(PRICES)
+    openai_server.queue(READS_THE_PATH)
+    events, outcome = run(openai_server, sandbox, path, "total")
+    assert outcome.status == "not_verified" and outcome.attempts == 1
+    assert outcome.message == (
+        "total: body generated but NOT verified: examples cannot run in the sandbox (1 of 1): "
+        "`total(\"data/prices.csv\")` needs 'data/prices.csv', which is not there")
+    assert outcome.new_source is not None and "csv.reader(handle)" in outcome.new_source
+    assert [a.verdict for a in finished_attempts(events)] == ["not_verified"]
+
+
+def test_a_file_the_docstring_does_not_name_is_the_code_s_mistake_and_is_fed_back(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "prices.py"
+    path.write_text(PRICES)
+    openai_server.queue(READS_ANOTHER_PATH, READS_THE_PATH)
+    events, outcome = run(openai_server, sandbox, path, "total")
+    assert [a.verdict for a in finished_attempts(events)] == ["failed", "not_verified"]
+    assert "FileNotFoundError" in openai_server.chat_requests[1].prompt_text
+    assert outcome.status == "not_verified"

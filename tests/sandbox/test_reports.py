@@ -177,3 +177,48 @@ def later():
     assert "`hang()` (line 11)" in result.detail
     assert [(f.qualname, f.attempted, f.failed) for f in result.functions] == [("good", 1, 0)]
     assert not result.passed
+
+
+NEEDS_WHAT_IS_NOT_THERE = '''
+import urllib.request
+
+
+def fetch(url):
+    """
+    >>> fetch("http://pycapsule-test.invalid/")
+    b''
+    """
+    return urllib.request.urlopen(url, timeout=5).read()
+
+
+def load(path):
+    """
+    >>> load("data/prices.csv")
+    ''
+    """
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError as error:
+        raise ValueError(f"cannot load {path}") from error
+
+
+def parse(text):
+    """
+    >>> parse("x")
+    0
+    """
+    return int(text)
+'''
+
+
+def test_an_exception_that_met_a_missing_network_or_file_says_so_through_its_chain(sandbox: Sandbox) -> None:
+    result = run(sandbox, NEEDS_WHAT_IS_NOT_THERE)
+    exceptions = {f.qualname: f.failures[0].exception for f in result.functions}
+    fetch, load, parse = exceptions["fetch"], exceptions["load"], exceptions["parse"]
+    assert fetch is not None and fetch.type == "URLError"
+    assert fetch.missing is not None and fetch.missing.kind == "network"  # the gaierror it was raised from
+    assert load is not None and load.type == "ValueError"
+    assert load.missing is not None and load.missing.kind == "file"
+    assert "data/prices.csv" in load.missing.detail
+    assert parse is not None and parse.missing is None

@@ -17,9 +17,11 @@ from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.context import module_context
 from pycapsule.debugging.iterator_examples import iterator_examples, iterator_failure
+from pycapsule.debugging.sandbox_lacks import sandbox_lacks
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.loop import REPEAT_HEAT
 from pycapsule.prompts import answer_prefix, fix_messages, generate_messages, restart_messages
+from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, MissingResource, RunResult
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -126,12 +128,17 @@ def prompt_fingerprint() -> str:
 
 def loop_fingerprint() -> str:
     """A hash of what only self-debugging's retries depend on beyond the settings: the retry prompts when
-    the last answer repeated tried code, and how much hotter the request after a repeat samples."""
+    the last answer repeated tried code, how much hotter the request after a repeat samples, and that an
+    attempt whose examples fail only for what the sandbox lacks ends the run (not verified)."""
     function = capsule_by_qualname(_SAMPLE, "sample")
+    offline = ExceptionInfo("URLError", "down", None, None, missing=MissingResource("network", "down"))
+    failure = ExampleFailure("sample", "sample(1)", 5, "1\n", "", offline)
+    lacking = RunResult("ok", (FunctionReport("sample", 1, 1, (failure,)),))
     rendered = [
         fix_messages(function, None, [], "code 1", "error 1", repeated="failure 1"),
         restart_messages(function, None, ["failure 1"], repeated="failure 1"),
         REPEAT_HEAT,
+        sandbox_lacks(lacking, function),
     ]
     return hashlib.sha256(json.dumps(rendered).encode()).hexdigest()[:8]
 

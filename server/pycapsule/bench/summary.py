@@ -8,6 +8,7 @@ from statistics import mean
 from typing import Any
 
 from pycapsule.bench.records import TaskRecord
+from pycapsule.debugging.sandbox_lacks import HEADLINE_START
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ def _visible(record: TaskRecord) -> str:
     if record.outcome == "passed":
         return "examples passed"
     if record.outcome == "not_verified":
-        return "no examples to run"
+        cannot_run = record.headlines and record.headlines[-1].startswith(HEADLINE_START)
+        return "examples cannot run here" if cannot_run else "no examples to run"
     return "examples failed"
 
 

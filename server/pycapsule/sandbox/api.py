@@ -78,6 +78,17 @@ class Job:
 
 
 @dataclass(frozen=True)
+class MissingResource:
+    """What an exception, or one it was raised from, says is not there."""
+
+    kind: Literal["network", "file"]
+    """'network': a host name that does not resolve or a network that cannot be reached; 'file': a path
+    that does not exist or cannot be written."""
+    detail: str
+    """That exception's message, e.g. "[Errno 2] No such file or directory: 'data.csv'"."""
+
+
+@dataclass(frozen=True)
 class ExceptionInfo:
     type: str
     """e.g. 'ZeroDivisionError'."""
@@ -90,6 +101,8 @@ class ExceptionInfo:
     """The user-code frames only, formatted; library frames dropped."""
     origin: str | None = None
     """'pkg/core.py:12': the innermost frame inside the project, relative to its root (None: none there)."""
+    missing: MissingResource | None = None
+    """Set when the exception ran into a missing network or file (whose lack it is, the host decides)."""
 
 
 @dataclass(frozen=True)

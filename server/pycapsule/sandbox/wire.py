@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, Job, RunResult, Status
+from pycapsule.sandbox.api import (
+    ExampleFailure,
+    ExceptionInfo,
+    FunctionReport,
+    Job,
+    MissingResource,
+    RunResult,
+    Status,
+)
 
 
 class BadReply(ValueError):
@@ -44,6 +52,16 @@ def _dict(value: Any, name: str) -> dict[str, Any]:
     return value
 
 
+def missing_resource(value: Any) -> MissingResource | None:
+    if value is None:
+        return None
+    data = _dict(value, "missing")
+    kind = data.get("kind")
+    if kind not in ("network", "file"):
+        raise BadReply(f"unknown missing kind {kind!r}")
+    return MissingResource(kind=kind, detail=_str(data.get("detail"), "missing.detail"))
+
+
 def exception_info(value: Any) -> ExceptionInfo | None:
     if value is None:
         return None
@@ -55,6 +73,7 @@ def exception_info(value: Any) -> ExceptionInfo | None:
         source_line=_optional_str(data.get("source_line"), "exception.source_line"),
         traceback=_str(data.get("traceback", ""), "exception.traceback"),
         origin=_optional_str(data.get("origin"), "exception.origin"),
+        missing=missing_resource(data.get("missing")),
     )
 
 

@@ -3,11 +3,13 @@ reports what each printed or raised, one JSON line per event on REPORT_FD; it ne
 does, in the worker, where the job's code cannot reach)."""
 
 import doctest
+import errno
 import inspect
 import io
 import json
 import linecache
 import os
+import socket
 import sys
 import traceback
 import types
@@ -18,6 +20,12 @@ from .text import GOT_CAP, MESSAGE_CAP, clip
 
 TRACEBACK_FRAMES_CAP = 20
 REPORT_FD = 3
+CHAIN_CAP = 16
+# A host that does not resolve, or a network that is not there: what a sandbox without a network answers.
+NETWORK_ERRNOS = {errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH, errno.EHOSTDOWN}
+# A path that is not there, or that cannot be written (the sandbox's files are read-only outside its own).
+FILE_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EROFS, errno.EACCES, errno.EPERM}
+FILE_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
 
 def source_lines(source):
@@ -38,13 +46,7 @@ def exception_info(exc, path, lines, project_dir=None):
     text = "".join(traceback.format_list(shown))
     if len(user) > len(shown):
         text = f"  ... {len(user) - len(shown)} earlier frames\n" + text
-    if isinstance(exc, SyntaxError):
-        message = exc.msg or str(exc)
-    else:
-        try:
-            message = str(exc)
-        except BaseException:
-            message = f"<unprintable {type(exc).__name__}>"
+    message = (exc.msg or str(exc)) if isinstance(exc, SyntaxError) else describe(exc)
     return {
         "type": type(exc).__qualname__,
         "message": clip(message, MESSAGE_CAP),
@@ -52,7 +54,33 @@ def exception_info(exc, path, lines, project_dir=None):
         "source_line": source_line,
         "traceback": clip(text),
         "origin": origin_of(exc, frames, project_dir),
+        "missing": missing_resource(exc),
     }
+
+
+def missing_resource(exc):
+    """What `exc`, or an exception it was raised from, says is not there: the network ("network") or a
+    file or folder ("file"), with that exception's message; None for any other failure. The host decides
+    whether it is the sandbox's lack or the code's fault."""
+    found, link, seen = None, exc, 0
+    try:
+        while isinstance(link, BaseException) and seen < CHAIN_CAP:
+            number = link.errno if isinstance(link, OSError) and isinstance(link.errno, int) else None
+            if isinstance(link, socket.gaierror) or number in NETWORK_ERRNOS:
+                return {"kind": "network", "detail": clip(describe(link), MESSAGE_CAP)}
+            if found is None and (isinstance(link, FILE_ERRORS) or number in FILE_ERRNOS):
+                found = {"kind": "file", "detail": clip(describe(link), MESSAGE_CAP)}
+            link, seen = link.__cause__ or link.__context__, seen + 1
+    except Exception:  # an exception class of the job's own that breaks on being looked at
+        return None
+    return found
+
+
+def describe(exc):
+    try:
+        return str(exc)
+    except BaseException:
+        return f"<unprintable {type(exc).__name__}>"
 
 
 def origin_of(exc, frames, project_dir):

@@ -1,0 +1,88 @@
+"""Examples the sandbox cannot check: they need the network, which it never has, or a file or folder that
+the function's own text names (an example's argument, a default value) and that is not there. Such a
+failure says nothing about the body, so the loop does not feed it back as one: a body whose every failure
+is of this kind is kept, marked not verified, with the reason."""
+
+from __future__ import annotations
+
+import re
+
+from pycapsule.capsule import Capsule
+from pycapsule.debugging.statements import bound_names
+from pycapsule.parsing import parse_source
+from pycapsule.sandbox.api import ExampleFailure, MissingResource, RunResult
+
+HEADLINE_START = "examples cannot run in the sandbox"
+_QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def _quoted(text: str) -> list[str]:
+    return [single or double for single, double in _QUOTED.findall(text)]
+
+
+def _paths_named(detail: str) -> list[str]:
+    """The paths an error message names: its quoted strings, or else its words with a slash in them."""
+    return _quoted(detail) or [word.strip(".,;:()") for word in detail.split() if "/" in word]
+
+
+def _names_written(path: str, written: str) -> bool:
+    """`path` is the string the user wrote, a folder on its way, or that string inside a folder."""
+    path, written = path.rstrip("/") or path, written.rstrip("/") or written
+    return (path == written or written.startswith(path + "/")
+            or path.endswith("/" + written.removeprefix("./")))
+
+
+def _why(missing: MissingResource, written: list[str]) -> str | None:
+    if missing.kind == "network":
+        return "needs the network"
+    for path in _paths_named(missing.detail):
+        if any(_names_written(path, text) for text in written):
+            return f"needs {path!r}, which is not there"
+    return None
+
+
+def _bound_names(source: str) -> set[str]:
+    try:
+        return {name for statement in parse_source(source).body for name in bound_names(statement)}
+    except SyntaxError:
+        return set()
+
+
+def _reasons(failures: tuple[ExampleFailure, ...], written: list[str]) -> list[str] | None:
+    """Why each failure is the sandbox's, in order; None when one of them is the code's. A NameError for a
+    name that an earlier example of the sandbox's would have set counts with that example."""
+    reasons: list[str] = []
+    unset: set[str] = set()
+    for failure in failures:
+        info = failure.exception
+        if info is None:
+            return None
+        why = _why(info.missing, written) if info.missing is not None else None
+        if why is None and info.type == "NameError":
+            name = _NOT_DEFINED.search(info.message)
+            why = "could not run after it" if name and name.group(1) in unset else None
+        if why is None:
+            return None
+        unset |= _bound_names(failure.source)
+        reasons.append(f"`{' '.join(failure.source.split())}` {why}")
+    return reasons
+
+
+def sandbox_lacks(result: RunResult, capsule: Capsule) -> str | None:
+    """One sentence when some examples failed and each failed only for what the sandbox lacks; None
+    otherwise."""
+    if result.status != "ok" or result.module_error is not None or result.passed:
+        return None
+    written = _quoted(capsule.header + "\n" + (capsule.docstring or ""))
+    reasons: list[str] = []
+    attempted = 0
+    for function in result.functions:
+        if function.parse_error or len(function.failures) < function.failed:
+            return None
+        found = _reasons(function.failures, written)
+        if found is None:
+            return None
+        reasons += found
+        attempted += function.attempted
+    return f"{HEADLINE_START} ({len(reasons)} of {attempted}): {reasons[0]}"
