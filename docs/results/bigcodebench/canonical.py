@@ -21,17 +21,23 @@ from pathlib import Path
 from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.scorer import Score, score
 from pycapsule.bench.tasks import BenchTask
+from pycapsule.bench.workspace import PromptWorkspace
 from pycapsule.config import DEFAULTS
-from pycapsule.sandbox.api import Job, Sandbox
+from pycapsule.executor import job_for, judge
+from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.select import open_sandbox
 
 
 def examples_failed(sandbox: Sandbox, task: BenchTask) -> str:
-    """'' when the canonical solution passes its docstring's examples, else why not (one line)."""
-    result = sandbox.run(Job(source=task.reference, filename=f"{task.entry_point}.py",
-                             doctest_targets=(task.entry_point,), timeout=DEFAULTS.job_timeout))
+    """'' when the canonical solution passes its docstring's examples, else why not (one line), judged as
+    self-debugging judges an answer (`executor.job_for`, `executor.judge`)."""
+    capsule = PromptWorkspace(task).capsule()
+    result = sandbox.run(job_for(capsule, task.reference, DEFAULTS.job_timeout))
     if result.status != "ok":
         return f"{result.status}: {result.detail}"[:120]
+    verdict = judge(capsule, result)
+    if verdict.label == "not_verified":
+        return f"cannot run here: {verdict.headline}"[:160]
     failed = sum(report.failed for report in result.functions)
     attempted = sum(report.attempted for report in result.functions)
     return f"{failed} of {attempted} failed" if failed else ""
@@ -59,8 +65,10 @@ def main() -> None:
     counts = collections.Counter(verdict.status for verdict, _ in checked.values())
     totals = ", ".join(f"{counts[status]} {status}" for status in ("passed", "failed", "unscorable"))
     wrong_examples = sum(bool(examples) for _, examples in checked.values())
+    cannot_run = sum(examples.startswith("cannot run here") for _, examples in checked.values())
     print(f"# BigCodeBench's canonical solutions here ({sandbox.name} sandbox)\n")
-    print(f"{len(tasks)} tasks; hidden tests: {totals}; examples fail for {wrong_examples}.\n")
+    print(f"{len(tasks)} tasks; hidden tests: {totals}; examples fail for {wrong_examples}, of which "
+          f"{cannot_run} only for what the sandbox lacks (not fed back to the model).\n")
     print("| task | hidden tests | seconds | why | examples |\n|---|---|---|---|---|")
     for task_id, (verdict, examples) in checked.items():
         if not verdict.passed or examples:
