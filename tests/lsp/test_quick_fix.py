@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lsprotocol import types
+
 from tests.lsp.editor import Editor
 from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.sources import BROKEN_DOUBLE, DOUBLE_RIGHT
@@ -32,3 +34,33 @@ async def test_no_quick_fix_without_our_diagnostic(editor: Editor):
     uri = editor.open("mod.py", BROKEN_DOUBLE)
     actions = await editor.code_actions(uri, 1)
     assert not [a for a in actions or [] if a.title.startswith("Self-debug")]
+
+
+READS_A_FILE = '''def total(path):
+    """Sum the numbers in a file, one per line.
+
+    >>> total("data/numbers.txt")
+    6
+    """
+    with open(path) as handle:
+        return sum(int(line) for line in handle)
+'''
+
+
+async def test_a_doctest_that_needs_a_file_the_sandbox_lacks_says_so_and_offers_no_quick_fix(editor: Editor):
+    uri = editor.open("numbers.py", READS_A_FILE)
+    [diagnostic] = await editor.diagnostics_for(uri, bool)
+
+    assert diagnostic.message == (
+        "doctest cannot run in the sandbox: it needs 'data/numbers.txt', which is not there")
+    assert diagnostic.severity == types.DiagnosticSeverity.Information
+    assert diagnostic.code == "doctest-cannot-run"
+    actions = await editor.code_actions(uri, diagnostic.range.start.line, [diagnostic])
+    assert not [a for a in actions or [] if a.title.startswith("Self-debug")]
+
+    editor.replace(uri, "open(path)", 'open("numbers.txt")')  # a path the docstring does not name
+    editor.save(uri)
+    [diagnostic] = await editor.diagnostics_for(uri, lambda found: found and "failed" in found[0].message)
+    assert diagnostic.message.startswith("doctest failed: FileNotFoundError")
+    actions = await editor.code_actions(uri, diagnostic.range.start.line, [diagnostic])
+    assert [a for a in actions or [] if a.title.startswith("Self-debug")]

@@ -10,7 +10,7 @@ import re
 from pycapsule.capsule import Capsule
 from pycapsule.debugging.statements import bound_names
 from pycapsule.parsing import parse_source
-from pycapsule.sandbox.api import ExampleFailure, MissingResource, RunResult
+from pycapsule.sandbox.api import ExampleFailure, FunctionReport, MissingResource, RunResult
 
 HEADLINE_START = "examples cannot run in the sandbox"
 _QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")
@@ -61,12 +61,21 @@ def _reasons(failures: tuple[ExampleFailure, ...], written: list[str]) -> list[s
         why = _why(info.missing, written) if info.missing is not None else None
         if why is None and info.type == "NameError":
             name = _NOT_DEFINED.search(info.message)
-            why = "could not run after it" if name and name.group(1) in unset else None
+            why = f"uses {name.group(1)!r}, which an example above would have set" \
+                if name and name.group(1) in unset else None
         if why is None:
             return None
         unset |= _bound_names(failure.source)
-        reasons.append(f"`{' '.join(failure.source.split())}` {why}")
+        reasons.append(why)
     return reasons
+
+
+def unrunnable(report: FunctionReport, capsule: Capsule) -> list[str] | None:
+    """Why each failing example of `report` failed only for what the sandbox lacks, in order ([] when none
+    failed); None when one of them is the code's, or when not all of them were reported."""
+    if report.parse_error or len(report.failures) < report.failed:
+        return None
+    return _reasons(report.failures, _quoted(capsule.header + "\n" + (capsule.docstring or "")))
 
 
 def sandbox_lacks(result: RunResult, capsule: Capsule) -> str | None:
@@ -74,15 +83,12 @@ def sandbox_lacks(result: RunResult, capsule: Capsule) -> str | None:
     otherwise."""
     if result.status != "ok" or result.module_error is not None or result.passed:
         return None
-    written = _quoted(capsule.header + "\n" + (capsule.docstring or ""))
-    reasons: list[str] = []
-    attempted = 0
+    reasons: list[tuple[ExampleFailure, str]] = []
     for function in result.functions:
-        if function.parse_error or len(function.failures) < function.failed:
-            return None
-        found = _reasons(function.failures, written)
+        found = unrunnable(function, capsule)
         if found is None:
             return None
-        reasons += found
-        attempted += function.attempted
-    return f"{HEADLINE_START} ({len(reasons)} of {attempted}): {reasons[0]}"
+        reasons += zip(function.failures, found, strict=True)
+    attempted = sum(function.attempted for function in result.functions)
+    first, why = reasons[0]
+    return f"{HEADLINE_START} ({len(reasons)} of {attempted}): `{' '.join(first.source.split())}` {why}"

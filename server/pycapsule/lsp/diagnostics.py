@@ -5,7 +5,9 @@ Only functions whose content key changed are run again (see doctest_keys.py); re
 relative to the function's first line, so moving a function does not re-run it. A file without
 doctests costs nothing and a file with a syntax error runs nothing. Severity is Warning: a failing
 doctest says the code and its documented examples disagree, not that the file is broken (the
-file still imports and runs), and stubs awaiting generation are not run at all.
+file still imports and runs), and stubs awaiting generation are not run at all. A function whose
+failing examples all fail only for what the sandbox lacks (the network, a file its docstring names) gets
+Information diagnostics that say so, with their own code and no quick-fix: self-debugging cannot fix that.
 
 `DoctestDiagnostics` owns the checks: those waiting for their debounce, those running (one at a time, on
 its own thread, so checks queue rather than compete for the sandbox), the findings cached per content
@@ -27,11 +29,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from pycapsule.capsule import Capsule
+from pycapsule.debugging.sandbox_lacks import unrunnable
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.doctest_keys import ModuleKeys
 from pycapsule.lsp.documents import ParsedDocument, parse_text
 from pycapsule.lsp.engines import Engines
-from pycapsule.lsp.protocol import DIAGNOSTIC_CODE, DIAGNOSTIC_SOURCE
+from pycapsule.lsp.protocol import CANNOT_RUN_CODE, DIAGNOSTIC_CODE, DIAGNOSTIC_SOURCE
 from pycapsule.lsp.status import log
 from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
 
@@ -48,6 +51,8 @@ class Finding:
     relative_line: int
     message: str
     exception_line: int | None = None
+    cannot_run: bool = False
+    """The example fails only for what the sandbox lacks (the network, a file the docstring names)."""
 
 
 def one_line(text: str) -> str:
@@ -64,6 +69,13 @@ def failure_message(failure: ExampleFailure) -> str:
 def findings_of(report: FunctionReport, capsule: Capsule) -> tuple[Finding, ...]:
     if report.parse_error:
         return (Finding(0, one_line(f"doctests cannot be read: {report.parse_error}")),)
+    reasons = unrunnable(report, capsule)
+    if reasons:
+        return tuple(
+            Finding(failure.line - capsule.def_line, one_line(f"doctest cannot run in the sandbox: it {why}"),
+                    cannot_run=True)
+            for failure, why in zip(report.failures, reasons, strict=True)
+        )
     return tuple(
         Finding(failure.line - capsule.def_line, failure_message(failure), _raised_inside(failure, capsule))
         for failure in report.failures
@@ -260,6 +272,8 @@ class DoctestDiagnostics:
         diagnostic = self._make(
             document, capsule.def_line - 1 + finding.relative_line, finding.message, capsule.qualname
         )
+        if finding.cannot_run:
+            diagnostic.severity, diagnostic.code = types.DiagnosticSeverity.Information, CANNOT_RUN_CODE
         if finding.exception_line is not None:
             line0 = capsule.def_line - 1 + finding.exception_line
             diagnostic.related_information = [

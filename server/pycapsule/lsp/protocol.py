@@ -24,6 +24,8 @@ SECTION = "pycapsule"
 DIAGNOSTIC_SOURCE = "pycapsule"
 DIAGNOSTIC_CODE = "doctest-failed"
 """Clients that send our diagnostics back without their source (ALE) keep this code."""
+CANNOT_RUN_CODE = "doctest-cannot-run"
+"""A doctest that fails only for what the sandbox lacks (debugging/sandbox_lacks.py): no quick-fix."""
 
 PREVIEW_ANNOTATION = "pycapsule-preview"
 """The change annotation of an edit that needs the user's confirmation (diffPreview)."""

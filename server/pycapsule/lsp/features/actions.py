@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
 from pycapsule.lsp.protocol import (
+    CANNOT_RUN_CODE,
     CMD_CANCEL,
     CMD_GENERATE,
     CMD_SELF_DEBUG,
@@ -113,7 +114,10 @@ def _generate_actions(
 
 
 def is_ours(diagnostic: types.Diagnostic) -> bool:
-    """Our doctest diagnostic, as sent, or as sent back by a client that keeps only range, code, message."""
+    """Our doctest diagnostic, as sent, or as sent back by a client that keeps only range, code, message;
+    not one that only the sandbox's lack makes fail (self-debugging cannot fix that)."""
+    if diagnostic.code == CANNOT_RUN_CODE:
+        return False
     if diagnostic.source is not None:
         return diagnostic.source == DIAGNOSTIC_SOURCE
     return diagnostic.code == DIAGNOSTIC_CODE
