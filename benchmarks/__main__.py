@@ -16,6 +16,7 @@ TOOLS = {
     "capsule": "reading and splicing capsules on a large module, as ratios to ast.parse",
     "answers": "what the answers are made of: the body kept, the repeated signature, the rest",
     "generate": "time to a passing body per answer_prefill value, every stub of a file, interleaved",
+    "slots": "several answers at once from the embedded model's parallel slots, against one",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

@@ -103,6 +103,10 @@ class ServerOptions:
     threads: int = 0
     """0 = one per physical core."""
     context: int = CONTEXT_SIZE
+    """Tokens of context, shared by the slots."""
+    parallel: int = 1
+    """Requests decoded together (llama.cpp's slots). The product asks one at a time (others queue);
+    `python3 -m benchmarks slots` measures what several cost."""
 
 
 def runtime_missing(error: ImportError) -> str:
@@ -129,7 +133,7 @@ def _params(options: ServerOptions) -> Any:
     params.hostnames = [HOST]
     params.port = options.port
     params.n_ctx = options.context
-    params.n_parallel = 1  # one request at a time uses both cores best; others queue
+    params.n_parallel = options.parallel
     params.n_predict = DEFAULT_MAX_TOKENS
     threads = options.threads or default_threads()
     params.cpuparams.n_threads = threads
