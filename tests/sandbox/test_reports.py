@@ -222,3 +222,28 @@ def test_an_exception_that_met_a_missing_network_or_file_says_so_through_its_cha
     assert load.missing is not None and load.missing.kind == "file"
     assert "data/prices.csv" in load.missing.detail
     assert parse is not None and parse.missing is None
+
+
+AN_EXCEPTION_THAT_FIGHTS_BACK = '''
+class Odd(OSError):
+    @property
+    def errno(self):
+        raise SystemExit("looked at")
+
+
+def odd():
+    """
+    >>> odd()
+    1
+    """
+    first, second = Odd("first"), ValueError("second")
+    first.__context__, second.__context__ = second, first  # a cycle
+    raise first
+'''
+
+
+def test_an_exception_that_breaks_when_looked_at_is_still_reported(sandbox: Sandbox) -> None:
+    result = run(sandbox, AN_EXCEPTION_THAT_FIGHTS_BACK)
+    [failure] = result.functions[0].failures
+    assert failure.exception is not None and failure.exception.type == "Odd"
+    assert failure.exception.missing is None

@@ -71,7 +71,7 @@ def missing_resource(exc):
             if found is None and (isinstance(link, FILE_ERRORS) or number in FILE_ERRNOS):
                 found = {"kind": "file", "detail": clip(describe(link), MESSAGE_CAP)}
             link, seen = link.__cause__ or link.__context__, seen + 1
-    except Exception:  # an exception class of the job's own that breaks on being looked at
+    except BaseException:  # an exception class of the job's own that breaks on being looked at
         return None
     return found
 
