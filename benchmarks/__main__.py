@@ -17,6 +17,7 @@ TOOLS = {
     "answers": "what the answers are made of: the body kept, the repeated signature, the rest",
     "generate": "time to a passing body per answer_prefill value, every stub of a file, interleaved",
     "slots": "several answers at once from the embedded model's parallel slots, against one",
+    "speculative": "speculative decoding (n-gram lookup, a draft model) against none: speed, same answers",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

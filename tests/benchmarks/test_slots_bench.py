@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.slots import bench_slots, format_table
-
 from tests.benchmarks.conftest import benchmarks
 
 PROMPTS = ("def f():\n    pass\n", "def g():\n    pass\n")
@@ -16,7 +15,8 @@ def test_k_answers_at_once_are_timed_as_one_batch_and_compared_with_one(tiny_env
     one, two = (bench_slots("tiny", k, rounds=1, max_tokens=16, prompts=PROMPTS) for k in (1, 2))
     assert len(one.batches) == len(two.batches) == 2
     assert all(b.seconds > 0 and b.completion_tokens > 0 for b in one.batches + two.batches)
-    assert all(b.completion_tokens > a.completion_tokens // 2 for a, b in zip(one.batches, two.batches))
+    pairs = zip(one.batches, two.batches, strict=True)
+    assert all(b.completion_tokens > a.completion_tokens // 2 for a, b in pairs), "k answers per batch"
     table = format_table("tiny", [one, two], threads=2, load=0.5).splitlines()
     assert table[0].split() == ["at", "once", "batch", "s", "x", "one", "s", "/", "answer", "tok/s"]
     assert [row.split()[0] for row in table[2:4]] == ["1", "2"]

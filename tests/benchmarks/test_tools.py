@@ -12,7 +12,7 @@ from benchmarks.__main__ import TOOLS, main
 from benchmarks.timing import figures, percentile
 from tests.benchmarks.conftest import benchmarks
 
-TOOL_NAMES = ["sandbox", "model", "loop", "lsp", "capsule", "answers", "generate", "slots"]
+TOOL_NAMES = ["sandbox", "model", "loop", "lsp", "capsule", "answers", "generate", "slots", "speculative"]
 
 
 def test_one_command_lists_every_tool_and_each_says_what_it_measures(

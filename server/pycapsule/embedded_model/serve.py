@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from pycapsule.embedded_model.errors import ModelServerError
 
@@ -107,6 +107,11 @@ class ServerOptions:
     parallel: int = 1
     """Requests decoded together (llama.cpp's slots). The product asks one at a time (others queue);
     `python3 -m benchmarks slots` measures what several cost."""
+    speculative: Literal["off", "ngram", "draft"] = "off"
+    """Speculative decoding: tokens drafted from n-grams already in the context ("ngram": an answer that
+    copies the prompt's signature and docstring), or by `draft_model` ("draft"), then checked by the model.
+    `python3 -m benchmarks speculative` measures both."""
+    draft_model: Path | None = None
 
 
 def runtime_missing(error: ImportError) -> str:
@@ -138,6 +143,14 @@ def _params(options: ServerOptions) -> Any:
     threads = options.threads or default_threads()
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    kinds = xllamacpp.common_speculative_type
+    if options.speculative == "ngram":
+        params.speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+    elif options.speculative == "draft" and options.draft_model is not None:
+        params.speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        params.speculative.draft.mparams.path = str(options.draft_model)
+        params.speculative.draft.cpuparams.n_threads = threads
+        params.speculative.draft.cpuparams_batch.n_threads = threads
     # Greedy unless a request asks for a temperature (temperature 0 keeps only the most likely
     # token). top_k/top_p keep llama.cpp's defaults so that a request's temperature still samples.
     params.sampling.temp = 0.0
