@@ -13,6 +13,10 @@ as an attempt, with the earlier attempt's result and `repeated` naming it. It ad
 conversation: the next request is the one that got it plus one sentence saying it repeated code that
 failed, sampled `REPEAT_HEAT` hotter than that request (at most 1.0, never below `retry_temperature`),
 with its own seed as every request has.
+
+An attempt whose failing examples all fail only for what the sandbox lacks (the network, a file the
+docstring names: `debugging.sandbox_lacks`) ends the run as `not_verified` with its body: no answer can
+make those examples pass here, so feeding them back would only spend attempts.
 """
 
 from __future__ import annotations
