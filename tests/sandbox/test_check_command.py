@@ -167,3 +167,30 @@ def test_a_loose_file_in_home_cannot_read_home() -> None:
         shutil.rmtree(home)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "HOME-SECRET" not in done.stdout
+
+
+def test_an_example_that_needs_the_network_or_a_missing_file_fails_with_a_note_that_says_so(
+        project: Path) -> None:
+    (project / "io_mod.py").write_text('''import urllib.request
+
+
+def fetch():
+    """
+    >>> fetch()
+    b''
+    """
+    return urllib.request.urlopen("http://pycapsule-test.invalid/", timeout=5).read()
+
+
+def load():
+    """
+    >>> load()
+    ''
+    """
+    return open("data/missing.csv").read()
+''')
+    done = check(str(project / "io_mod.py"), "--backend", "bwrap")
+    assert done.returncode == 1, "they still fail, as under pytest here"
+    assert "note: the sandbox has no network, so this example cannot pass here" in done.stdout
+    assert "note: a file or folder it needs is not in the sandbox" in done.stdout
+    assert done.stdout.count("note:") == 2

@@ -6,7 +6,7 @@ import dataclasses
 import unicodedata
 from typing import Any
 
-from pycapsule.sandbox.api import ExceptionInfo, RunResult
+from pycapsule.sandbox.api import ExceptionInfo, MissingResource, RunResult
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
@@ -16,6 +16,13 @@ def _indent(text: str, prefix: str = "      ") -> str:
 def describe_exception(info: ExceptionInfo) -> str:
     where = f" at line {info.line}: {info.source_line}" if info.line else ""
     return f"{info.type}: {info.message}{where}"
+
+
+def missing_note(missing: MissingResource) -> str:
+    """Why an example met a missing network or file: the sandbox's limits, in one sentence."""
+    if missing.kind == "network":
+        return "the sandbox has no network, so this example cannot pass here"
+    return "a file or folder it needs is not in the sandbox (it shows the project folder, read-only)"
 
 
 def invisible_difference(expected: str, got: str) -> str | None:
@@ -55,6 +62,8 @@ def text_report(result: RunResult, path: str) -> list[str]:
             lines.append(_indent(failure.expected))
             if failure.exception is not None:
                 lines.append("    raised: " + describe_exception(failure.exception))
+                if failure.exception.missing is not None:
+                    lines.append("    note: " + missing_note(failure.exception.missing))
             else:
                 lines.append("    got:")
                 lines.append(_indent(failure.got))
