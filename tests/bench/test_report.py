@@ -82,3 +82,13 @@ def test_a_report_without_plots_draws_none_and_shows_none(tmp_path: Path) -> Non
     report = write_report(tmp_path, plots=False).read_text()
     assert "| m | humaneval | direct | 1/1 | **100.0** | 1/1 |" in report
     assert "## Plots" not in report and not list(tmp_path.glob("*.png"))
+
+
+def test_ending_on_examples_the_sandbox_cannot_run_is_told_apart_from_having_no_examples() -> None:
+    lacking = _record("T/6", "passed", ["f"], ["examples cannot run in the sandbox (1 of 1): `f()` needs the "
+                                               "network"], outcome="not_verified")
+    manifest = {"config": {"dataset": "bigcodebench", "generation": {"mode": "selfdebug", "max_attempts": 3}},
+                "model_label": "m", "total_tasks": 2}
+    summary = summarize(manifest, {r.task_id: r for r in (RECORDS[3], lacking)})
+    assert summary.visible_vs_hidden == {"examples cannot run here, hidden passed": 1,
+                                         "no examples to run, hidden failed": 1}
