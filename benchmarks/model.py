@@ -13,7 +13,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import openai
@@ -22,7 +23,7 @@ from pycapsule.commands.model import SIZES
 from pycapsule.embedded_model.endpoint import start_local_endpoint
 from pycapsule.embedded_model.errors import EmbeddedModelError as ModelError
 from pycapsule.embedded_model.errors import ModelServerError
-from pycapsule.embedded_model.serve import default_threads
+from pycapsule.embedded_model.serve import ServerOptions, default_threads, start_server
 from pycapsule.exit_codes import ExitCode
 
 Progress = Callable[[str], None]
@@ -77,6 +78,18 @@ class SizeResult:
     @property
     def generation_tps(self) -> float:
         return statistics.median(s.generation_tps for s in self.samples)
+
+
+@contextmanager
+def served_in_process(options: ServerOptions, timeout: float) -> Iterator[OpenAI]:
+    """llama.cpp's server with `options`, in this process (for options the product does not use), and a
+    client for it; the server stops when the block ends, also on an error, before the next one starts."""
+    server = start_server(options)
+    try:
+        yield OpenAI(base_url=server.listening_address.rstrip("/") + "/v1", api_key="local", max_retries=0,
+                     timeout=timeout)
+    finally:
+        del server
 
 
 def measure(client: OpenAI, model: str, prompt: str) -> Sample:

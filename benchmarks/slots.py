@@ -25,10 +25,10 @@ from pycapsule.commands.model import SIZES
 from pycapsule.embedded_model.catalog import spec_for
 from pycapsule.embedded_model.errors import EmbeddedModelError
 from pycapsule.embedded_model.install import install
-from pycapsule.embedded_model.serve import CONTEXT_SIZE, ServerOptions, default_threads, start_server
+from pycapsule.embedded_model.serve import CONTEXT_SIZE, ServerOptions, default_threads
 from pycapsule.exit_codes import ExitCode
 
-from benchmarks.model import PROMPTS, SYSTEM
+from benchmarks.model import PROMPTS, SYSTEM, served_in_process
 
 Progress = Callable[[str], None]
 TEMPERATURE = 0.5
@@ -74,11 +74,8 @@ def bench_slots(size: str, parallel: int, rounds: int, max_tokens: int, prompts:
     spec = spec_for(size)
     options = ServerOptions(install(spec, on_progress=report), spec.alias, threads=default_threads(),
                             context=CONTEXT_SIZE * parallel, parallel=parallel)
-    server = start_server(options)
-    client = OpenAI(base_url=server.listening_address.rstrip("/") + "/v1", api_key="local", max_retries=0,
-                    timeout=600)
     batches = []
-    with ThreadPoolExecutor(parallel) as pool:
+    with served_in_process(options, timeout=600) as client, ThreadPoolExecutor(parallel) as pool:
         answer(client, spec.alias, prompts[0], 0, max_tokens)  # warm-up
         for round_number in range(rounds):
             for number, prompt in enumerate(prompts):
@@ -88,7 +85,6 @@ def bench_slots(size: str, parallel: int, rounds: int, max_tokens: int, prompts:
                                        seeds))
                 batches.append(Batch(time.perf_counter() - started, sum(tokens)))
             report(f"{size}, {parallel} at once: round {round_number + 1} of {rounds} done")
-    del server  # stops llama.cpp's server before the next k starts
     return SlotsResult(parallel, tuple(batches))
 
 

@@ -29,9 +29,11 @@ from pycapsule.context import module_context
 from pycapsule.embedded_model.catalog import spec_for
 from pycapsule.embedded_model.errors import EmbeddedModelError
 from pycapsule.embedded_model.install import install
-from pycapsule.embedded_model.serve import ServerOptions, default_threads, start_server
+from pycapsule.embedded_model.serve import ServerOptions, default_threads
 from pycapsule.exit_codes import ExitCode
 from pycapsule.prompts import generate_messages
+
+from benchmarks.model import served_in_process
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample.py"
 CONFIGURATIONS = ("off", "ngram", "draft")
@@ -97,15 +99,12 @@ def bench_configuration(size: str, name: str, requests: Sequence[Messages], max_
     draft = install(spec_for(draft_size), on_progress=report) if name == "draft" else None
     options = ServerOptions(install(spec, on_progress=report), spec.alias, threads=default_threads(),
                             speculative=name, draft_model=draft)  # type: ignore[arg-type]
-    server = start_server(options)
-    client = OpenAI(base_url=server.listening_address.rstrip("/") + "/v1", api_key="local", max_retries=0,
-                    timeout=900)
-    ask(client, spec.alias, requests[0], 16)  # warm-up
     answers = []
-    for number, messages in enumerate(requests, start=1):
-        answers.append(ask(client, spec.alias, messages, max_tokens))
-        report(f"{size}, speculative {name}: {number} of {len(requests)} answered")
-    del server  # stops llama.cpp's server before the next configuration starts
+    with served_in_process(options, timeout=900) as client:
+        ask(client, spec.alias, requests[0], 16)  # warm-up
+        for number, messages in enumerate(requests, start=1):
+            answers.append(ask(client, spec.alias, messages, max_tokens))
+            report(f"{size}, speculative {name}: {number} of {len(requests)} answered")
     return ConfigurationResult(name, tuple(answers))
 
 
