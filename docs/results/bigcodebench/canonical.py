@@ -23,19 +23,18 @@ from pycapsule.bench.scorer import Score, score
 from pycapsule.bench.tasks import BenchTask
 from pycapsule.bench.workspace import PromptWorkspace
 from pycapsule.config import DEFAULTS
-from pycapsule.executor import job_for, judge
+from pycapsule.executor import execute
 from pycapsule.sandbox.api import Sandbox
 from pycapsule.sandbox.select import open_sandbox
 
 
 def examples_failed(sandbox: Sandbox, task: BenchTask) -> str:
     """'' when the canonical solution passes its docstring's examples, else why not (one line), judged as
-    self-debugging judges an answer (`executor.job_for`, `executor.judge`)."""
-    capsule = PromptWorkspace(task).capsule()
-    result = sandbox.run(job_for(capsule, task.reference, DEFAULTS.job_timeout))
+    self-debugging judges an answer (`executor.execute`)."""
+    verdict = execute(sandbox, PromptWorkspace(task).capsule(), task.reference, DEFAULTS.job_timeout)
+    result = verdict.result
     if result.status != "ok":
         return f"{result.status}: {result.detail}"[:120]
-    verdict = judge(capsule, result)
     if verdict.label == "not_verified":
         return f"cannot run here: {verdict.headline}"[:160]
     failed = sum(report.failed for report in result.functions)

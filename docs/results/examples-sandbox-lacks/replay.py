@@ -21,7 +21,7 @@ from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.records import read_records
 from pycapsule.bench.workspace import PromptWorkspace
 from pycapsule.config import DEFAULTS
-from pycapsule.executor import job_for, judge
+from pycapsule.executor import execute
 from pycapsule.sandbox.select import open_sandbox
 
 
@@ -51,7 +51,7 @@ def main() -> None:
                 module = candidate_module(capsule, code) if verdict == "failed" else None
                 if module is None:
                     continue
-                judged = judge(capsule, sandbox.run(job_for(capsule, module, DEFAULTS.job_timeout)))
+                judged = execute(sandbox, capsule, module, DEFAULTS.job_timeout)
                 if judged.label == "not_verified":
                     stop = (attempt, module, judged.headline)
                     break
