@@ -3,6 +3,7 @@ names, is not the body's fault; any other failure is. Built from RunResult value
 
 from __future__ import annotations
 
+import pytest
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.debugging.sandbox_lacks import sandbox_lacks
 from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, MissingResource, RunResult
@@ -43,6 +44,20 @@ def test_a_file_the_example_names_that_is_not_there_cannot_be_checked_here() -> 
     assert sandbox_lacks(result(no_file("path/to/sales.csv")), CAPSULE) == (
         "examples cannot run in the sandbox (1 of 3): "
         "`df, ax = task_func(\"path/to/sales.csv\")` needs 'path/to/sales.csv', which is not there")
+
+
+@pytest.mark.parametrize(("kind", "detail", "why"), [
+    ("read-only", "[Errno 30] Read-only file system: 'path/to/sales.csv'",
+     "writes 'path/to/sales.csv', which is read-only there"),
+    ("denied", "[Errno 13] Permission denied: 'path/to/sales.csv'",
+     "needs 'path/to/sales.csv', which the sandbox may not open"),
+])
+def test_a_named_file_the_sandbox_keeps_read_only_or_may_not_open_says_which(kind: str, detail: str,
+                                                                             why: str) -> None:
+    missing = MissingResource(kind, detail)  # type: ignore[arg-type]
+    failure = raised('df, ax = task_func("path/to/sales.csv")', "OSError", detail, missing)
+    assert sandbox_lacks(result(failure), CAPSULE) == (
+        f"examples cannot run in the sandbox (1 of 3): `df, ax = task_func(\"path/to/sales.csv\")` {why}")
 
 
 def test_a_folder_on_its_way_a_default_value_or_the_name_inside_a_folder_count_too() -> None:

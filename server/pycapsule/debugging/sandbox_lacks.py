@@ -1,5 +1,6 @@
 """Examples the sandbox cannot check: they need the network, which it never has, or a file or folder that
-the function's own text names (an example's argument, a default value) and that is not there. Such a
+the function's own text names (an example's argument, a default value) and that is not there, is read-only
+there or may not be opened. Such a
 failure says nothing about the body, so the loop does not feed it back as one: a body whose every failure
 is of this kind is kept, marked not verified, with the reason."""
 
@@ -33,12 +34,17 @@ def _names_written(path: str, written: str) -> bool:
             or path.endswith("/" + written.removeprefix("./")))
 
 
+_FILE_WHY = {"file": "needs {path!r}, which is not there",
+             "read-only": "writes {path!r}, which is read-only there",
+             "denied": "needs {path!r}, which the sandbox may not open"}
+
+
 def _why(missing: MissingResource, written: list[str]) -> str | None:
     if missing.kind == "network":
         return "needs the network"
     for path in _paths_named(missing.detail):
         if any(_names_written(path, text) for text in written):
-            return f"needs {path!r}, which is not there"
+            return _FILE_WHY[missing.kind].format(path=path)
     return None
 
 

@@ -81,9 +81,10 @@ class Job:
 class MissingResource:
     """What an exception, or one it was raised from, says is not there."""
 
-    kind: Literal["network", "file"]
+    kind: Literal["network", "file", "read-only", "denied"]
     """'network': a host name that does not resolve or a network that cannot be reached; 'file': a path
-    that does not exist or cannot be written."""
+    that does not exist; 'read-only': a path on a read-only file system, written to; 'denied': a path the
+    sandbox's user may not open."""
     detail: str
     """That exception's message, e.g. "[Errno 2] No such file or directory: 'data.csv'"."""
 

@@ -22,6 +22,10 @@ def missing_note(missing: MissingResource) -> str:
     """Why an example met a missing network or file: the sandbox's limits, in one sentence."""
     if missing.kind == "network":
         return "the sandbox has no network, so this example cannot pass here"
+    if missing.kind == "read-only":
+        return "it writes where the sandbox is read-only (it may write only in its working folder and /tmp)"
+    if missing.kind == "denied":
+        return "the sandbox may not open a file or folder it needs"
     return "a file or folder it needs is not in the sandbox (it shows the project folder, read-only)"
 
 

@@ -57,7 +57,7 @@ def missing_resource(value: Any) -> MissingResource | None:
         return None
     data = _dict(value, "missing")
     kind = data.get("kind")
-    if kind not in ("network", "file"):
+    if kind not in ("network", "file", "read-only", "denied"):
         raise BadReply(f"unknown missing kind {kind!r}")
     return MissingResource(kind=kind, detail=_str(data.get("detail"), "missing.detail"))
 

@@ -15,6 +15,7 @@ from .module_import import job_path
 from .runner import REPORT_FD, run_job_in_child, send_report
 from .text import clip
 from .warm_up import prewarm
+from .working_dir import show_project
 
 JOB_FD = 4
 PREWARM_AFTER = 0.005
@@ -89,6 +90,8 @@ class Child:
     def __init__(self, config):
         self.job_dir = os.path.join(config.work_root, "job")
         os.makedirs(self.job_dir, mode=0o700, exist_ok=True)
+        if config.project_dir:
+            show_project(config.project_dir, self.job_dir)
         job_r, self.job_w = os.pipe()
         self.out_r, out_w = os.pipe()
         self.err_r, err_w = os.pipe()

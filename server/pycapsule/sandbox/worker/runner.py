@@ -17,15 +17,19 @@ import types
 from .conftests import ConftestFailed, doctest_namespace, load_conftests
 from .module_import import import_job_module
 from .text import GOT_CAP, MESSAGE_CAP, clip
+from .working_dir import write_scratch
 
 TRACEBACK_FRAMES_CAP = 20
 REPORT_FD = 3
 CHAIN_CAP = 16
 # A host that does not resolve, or a network that is not there: what a sandbox without a network answers.
 NETWORK_ERRNOS = {errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH, errno.EHOSTDOWN}
-# A path that is not there, or that cannot be written (the sandbox's files are read-only outside its own).
-FILE_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EROFS, errno.EACCES, errno.EPERM}
-FILE_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+# A path that is not there ("file"), on a read-only file system (the sandbox's files are read-only outside
+# its own folders), or that the sandbox's user may not open ("denied").
+FILE_KINDS = {errno.ENOENT: "file", errno.ENOTDIR: "file", errno.EISDIR: "file", errno.EROFS: "read-only",
+              errno.EACCES: "denied", errno.EPERM: "denied"}
+FILE_ERRORS = ((PermissionError, "denied"), (FileNotFoundError, "file"), (NotADirectoryError, "file"),
+               (IsADirectoryError, "file"))
 
 
 def source_lines(source):
@@ -59,17 +63,20 @@ def exception_info(exc, path, lines, project_dir=None):
 
 
 def missing_resource(exc):
-    """What `exc`, or an exception it was raised from, says is not there: the network ("network") or a
-    file or folder ("file"), with that exception's message; None for any other failure. The host decides
-    whether it is the sandbox's lack or the code's fault."""
+    """What `exc`, or an exception it was raised from, says is not there: the network ("network"), a file
+    or folder ("file"), the right to write ("read-only") or to open one ("denied"), with that exception's
+    message; None for any other failure. The host decides whether it is the sandbox's lack or the code's
+    fault."""
     found, link, seen = None, exc, 0
     try:
         while isinstance(link, BaseException) and seen < CHAIN_CAP:
             number = link.errno if isinstance(link, OSError) and isinstance(link.errno, int) else None
             if isinstance(link, socket.gaierror) or number in NETWORK_ERRNOS:
                 return {"kind": "network", "detail": clip(describe(link), MESSAGE_CAP)}
-            if found is None and (isinstance(link, FILE_ERRORS) or number in FILE_ERRNOS):
-                found = {"kind": "file", "detail": clip(describe(link), MESSAGE_CAP)}
+            kind = FILE_KINDS.get(number) or next((k for cls, k in FILE_ERRORS if isinstance(link, cls)),
+                                                  None)
+            if found is None and kind is not None:
+                found = {"kind": kind, "detail": clip(describe(link), MESSAGE_CAP)}
             link, seen = link.__cause__ or link.__context__, seen + 1
     except BaseException:  # an exception class of the job's own that breaks on being looked at
         return None
@@ -210,8 +217,7 @@ def run_job_in_child(job, path, report=send_report, project_dir=None):
     if job.get("module_file"):
         linecache.cache[path] = (len(source), None, [line + "\n" for line in lines], path)
     else:
-        with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
-            handle.write(source)
+        write_scratch(path, source)
         linecache.clearcache()
     sys.path[0:0] = [os.path.join(project_dir or "/", p) for p in job.get("import_paths") or []]
     conftests = [os.path.join(project_dir or "/", p) for p in job.get("conftests") or []]
