@@ -194,3 +194,31 @@ def load():
     assert "note: the sandbox has no network, so this example cannot pass here" in done.stdout
     assert "note: a file or folder it needs is not in the sandbox" in done.stdout
     assert done.stdout.count("note:") == 2
+
+
+def test_a_src_layout_package_reads_project_files_by_relative_path_as_pytest_does(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "reader"\n')
+    (tmp_path / "data").mkdir(mode=0o755)
+    (tmp_path / "data" / "numbers.txt").write_text("1 2 3\n")
+    package = tmp_path / "src" / "reader"
+    package.mkdir(parents=True, mode=0o755)
+    (package / "__init__.py").write_text("")
+    (package / "numbers.py").write_text('''from ._parse import words
+
+
+def total(path):
+    """
+    >>> total("data/numbers.txt")
+    6
+    """
+    with open(path) as handle:
+        return sum(map(int, words(handle.read())))
+''')
+    (package / "_parse.py").write_text("def words(text):\n    return text.split()\n")
+    pytest_run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
+                                 "src"], cwd=tmp_path, capture_output=True, text=True)
+    assert pytest_run.returncode == 0, pytest_run.stdout
+    elsewhere = tmp_path / "src"  # where the command is run from does not matter
+    done = check(f"{package / 'numbers.py'}::total", "--backend", "bwrap", cwd=elsewhere)
+    assert done.returncode == 0, done.stdout + done.stderr
