@@ -216,8 +216,8 @@ def total(path):
         return sum(map(int, words(handle.read())))
 ''')
     (package / "_parse.py").write_text("def words(text):\n    return text.split()\n")
-    pytest_run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
-                                 "src"], cwd=tmp_path, capture_output=True, text=True)
+    reference = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules", "src"]
+    pytest_run = subprocess.run(reference, cwd=tmp_path, capture_output=True, text=True)
     assert pytest_run.returncode == 0, pytest_run.stdout
     elsewhere = tmp_path / "src"  # where the command is run from does not matter
     done = check(f"{package / 'numbers.py'}::total", "--backend", "bwrap", cwd=elsewhere)
