@@ -4,13 +4,16 @@ Docker) and warm (the pre-forked worker), per backend, all in one process.
 For Docker, one plain `docker run` per job (same image and settings, no worker) is the baseline too.
 Warm is measured twice: back to back, where each job also waits for the previous job's clean-up and
 the next pre-fork, and with a pause between jobs, where those happen off the critical path as they do
-in an editor. Both are printed."""
+in an editor. Both are printed. With `--project DIR`, warm back-to-back jobs also run with DIR as their
+project root (shown read-only, its top-level entries linked into each job's folder), as an editor's
+jobs run: the ratio to plain warm jobs is that set-up's cost."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from pycapsule.exit_codes import ExitCode
 from pycapsule.sandbox.api import Job, RunResult, SandboxUnavailable
@@ -45,12 +48,13 @@ def check_passed(name: str, result: RunResult) -> None:
         raise BenchFailure(f"{name}: the trivial doctest did not pass ({result.status}: {result.detail})")
 
 
-def warm_samples(name: str, count: int) -> tuple[list[float], list[float]]:
+def warm_samples(name: str, count: int, project: Path | None = None) -> tuple[list[float], list[float]]:
     """(back-to-back, paced) latencies on one warm sandbox."""
-    sandbox = open_sandbox(name)
+    sandbox = open_sandbox(name, project)
     try:
         def once() -> None:
-            check_passed(name, sandbox.run(job()))
+            check_passed(name, sandbox.run(Job(source=TRIVIAL, doctest_targets=("one",), timeout=30,
+                                               project_root=project)))
 
         once()  # the first job after start pays for page faults the others do not
         return timed(count, once), timed(count, once, gap=PACE_SECONDS)
@@ -104,16 +108,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a backend to measure; repeat for several (default: bwrap and docker)")
     parser.add_argument("--jobs", type=int, default=50, metavar="N",
                         help="jobs per backend and mode (default 50)")
+    parser.add_argument("--project", type=Path, metavar="DIR",
+                        help="also time warm jobs with DIR as their project root, as an editor's jobs run")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("benchmarks sandbox: --jobs must be at least 1", file=sys.stderr)
         return ExitCode.USAGE
-    return run_bench(args.backend or ["bwrap", "docker"], args.jobs)
+    if args.project is not None and not args.project.is_dir():
+        print(f"benchmarks sandbox: --project {args.project} is not a folder", file=sys.stderr)
+        return ExitCode.USAGE
+    return run_bench(args.backend or ["bwrap", "docker"], args.jobs, project=args.project)
 
 
-def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = print) -> int:
+def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = print,
+              project: Path | None = None) -> int:
     cold_jobs = max(3, min(jobs, COLD_JOBS_MAX))
     say(f"a trivial doctest per job. warm: {jobs} jobs on one pre-forked worker, back to back; "
         f"warm+gap: {jobs} more with {PACE_SECONDS * 1000:.0f} ms between jobs (as edits and saves come), "
@@ -123,12 +133,15 @@ def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = p
     for name in backends:
         try:
             back_to_back, paced = warm_samples(name, jobs)
+            with_project = warm_samples(name, jobs, project)[0] if project is not None else None
             cold = cold_samples(name, cold_jobs)
         except (SandboxUnavailable, BenchFailure) as error:
             say(f"{name:18} skipped: {error}")
             continue
         measured += 1
         rows = [("warm", back_to_back), ("warm+gap", paced), ("cold", cold)]
+        if with_project is not None:
+            rows.insert(2, ("warm+proj", with_project))
         if name == "docker":
             try:
                 rows.append(("docker run", docker_run_samples(cold_jobs)))
@@ -146,4 +159,7 @@ def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = p
             verdict = "meets" if median_ms <= WARM_TARGET_MS and ratio >= RATIO_TARGET else "misses"
             say(f"{name:18} {mode}: {ratio:.1f}x faster than {baseline_name}; {verdict} the target "
                 f"(median <= {WARM_TARGET_MS:.0f} ms and >= {RATIO_TARGET:.0f}x faster)")
+        if with_project is not None:
+            cost = figures(with_project).median_ms / figures(back_to_back).median_ms
+            say(f"{name:18} warm+proj: {cost:.2f}x the time of warm (project {project})")
     return 0 if measured else 1

@@ -4,6 +4,7 @@ here)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,16 @@ def test_it_prints_median_and_p90_for_warm_and_cold_and_their_ratio() -> None:
         assert jobs >= 3 and 0 < median <= p90
         assert row[5].endswith("x")
     assert any("target" in line for line in done.stdout.splitlines())
+
+
+def test_with_a_project_it_also_times_warm_jobs_that_have_it_as_their_root(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    (tmp_path / "data").mkdir(mode=0o755)
+    done = benchmarks("sandbox", "--backend", "bwrap", "--jobs", "3", "--project", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    modes = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("bwrap ")]
+    assert "warm+proj" in modes
+    assert "warm+proj: " in done.stdout and f"x the time of warm (project {tmp_path})" in done.stdout
 
 
 def test_it_names_a_backend_that_cannot_run_and_goes_on() -> None:
