@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,13 @@ def test_a_scratch_module_named_like_a_project_file_does_not_write_through_to_it
     result = run(sandbox, READS_BY_RELATIVE_PATH, project_root=project, filename="capsule.py")
     assert result.passed, result.functions
     assert (project / "capsule.py").read_text() == "PROJECT = True\n"
+
+
+@pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
+def test_every_project_entry_is_there_also_after_the_worker_warmed_the_next_job_up(
+        sandbox: Sandbox, project: Path) -> None:
+    (project / "warm_up.py").write_text("X = 1\n")  # the name of the worker's own warm-up module
+    shows = 'import os\nprint(os.path.islink("warm_up.py") and open("warm_up.py").read())'
+    for _ in range(3):
+        assert run(sandbox, shows, project_root=project).stdout == "X = 1\n\n"
+        time.sleep(0.2)  # a pause: the next job's process warms up before its job comes

@@ -36,7 +36,7 @@ def prewarm(job_dir):
     """Run a throw-away job so this fresh fork copies the pages a job touches before the real job
     arrives (off the critical path), then forget it."""
     main_module = sys.modules.get("__main__")
-    path = os.path.join(job_dir, "warm_up.py")
+    path = os.path.join(job_dir, ".pycapsule-warm-up.py")  # a name no project file links here
     try:
         run_job_in_child(warm_up_job(), path, report=lambda message: None)
     finally:
