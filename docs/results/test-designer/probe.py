@@ -9,7 +9,7 @@ this script measures on a finished self-debugging run, asking the model only for
   could fix), and how many that pass them the designed examples reject (what it could break).
 The model is asked greedily, once per task, with the task's module (the prompt the loop sees) and
 DESIGNER_REQUEST. Prints a table and writes one JSON line per task to --out.
-Usage (from the checkout): PYTHONPATH=. PYCAPSULE_MODEL_THREADS=2 python3 docs/results/test-designer/probe.py \
+Usage, from the checkout: PYTHONPATH=. PYCAPSULE_MODEL_THREADS=2 python3 docs/results/test-designer/probe.py \
          RECORDS.jsonl.gz --size 1.5b \
          [--passing N] [--out probe.jsonl]
 """
