@@ -5,7 +5,7 @@ For Docker, one plain `docker run` per job (same image and settings, no worker) 
 Warm is measured twice: back to back, where each job also waits for the previous job's clean-up and
 the next pre-fork, and with a pause between jobs, where those happen off the critical path as they do
 in an editor. Both are printed. With `--project DIR`, warm back-to-back jobs also run with DIR as their
-project root (shown read-only, its top-level entries linked into each job's folder), as an editor's
+project root (shown read-only, its top-level entries copied or linked into each job's folder), as an editor's
 jobs run: the ratio to plain warm jobs is that set-up's cost."""
 
 from __future__ import annotations

@@ -78,6 +78,9 @@ LIBRARIES = [
             package="more_itertools", known=MORE_ITERTOOLS_KNOWN),
     Library(Sdist("boltons", "24.1.0", "4a49b7d57ee055b83a458c8682a2a6f199d263a8aa517098bda9bab813554b87"),
             package="boltons", known=BOLTONS_KNOWN),
+    # Its readers and writers' doctests write a file by a relative path and read it back.
+    Library(Sdist("networkx", "3.6.1", "26b7c357accc0c8cde558ad486283728b65b6a95d85ee1cd66bafab4c8168509"),
+            package="networkx/readwrite"),
 ]
 
 
