@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pycapsule.sandbox.api import Sandbox
+from pycapsule.sandbox.worker.working_dir import COPY_MAX_BYTES
 
 from .conftest import CONTAINED, EVERY_BACKEND, run
 
@@ -105,10 +106,11 @@ def test_writing_into_a_project_folder_fails_as_read_only(sandbox: Sandbox, proj
 @pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
 def test_a_scratch_module_named_like_a_project_file_does_not_write_through_to_it(
         sandbox: Sandbox, project: Path) -> None:
-    (project / "capsule.py").write_text("PROJECT = True\n")
+    big = "PROJECT = True\n" + "#" * (COPY_MAX_BYTES + 1) + "\n"  # too big to copy: it is linked
+    (project / "capsule.py").write_text(big)
     result = run(sandbox, READS_BY_RELATIVE_PATH, project_root=project, filename="capsule.py")
     assert result.passed, result.functions
-    assert (project / "capsule.py").read_text() == "PROJECT = True\n"
+    assert (project / "capsule.py").read_text() == big
 
 
 @pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
