@@ -39,8 +39,8 @@ class BenchFailure(Exception):
     pass
 
 
-def job() -> Job:
-    return Job(source=TRIVIAL, doctest_targets=("one",), timeout=30)
+def job(project: Path | None = None) -> Job:
+    return Job(source=TRIVIAL, doctest_targets=("one",), timeout=30, project_root=project)
 
 
 def check_passed(name: str, result: RunResult) -> None:
@@ -48,16 +48,16 @@ def check_passed(name: str, result: RunResult) -> None:
         raise BenchFailure(f"{name}: the trivial doctest did not pass ({result.status}: {result.detail})")
 
 
-def warm_samples(name: str, count: int, project: Path | None = None) -> tuple[list[float], list[float]]:
-    """(back-to-back, paced) latencies on one warm sandbox."""
+def warm_samples(name: str, count: int, project: Path | None = None,
+                 paced: bool = True) -> tuple[list[float], list[float]]:
+    """(back-to-back, paced) latencies on one warm sandbox; no paced ones unless `paced`."""
     sandbox = open_sandbox(name, project)
     try:
         def once() -> None:
-            check_passed(name, sandbox.run(Job(source=TRIVIAL, doctest_targets=("one",), timeout=30,
-                                               project_root=project)))
+            check_passed(name, sandbox.run(job(project)))
 
         once()  # the first job after start pays for page faults the others do not
-        return timed(count, once), timed(count, once, gap=PACE_SECONDS)
+        return timed(count, once), timed(count, once, gap=PACE_SECONDS) if paced else []
     finally:
         sandbox.close()
 
@@ -133,7 +133,7 @@ def run_bench(backends: Sequence[str], jobs: int, say: Callable[[str], None] = p
     for name in backends:
         try:
             back_to_back, paced = warm_samples(name, jobs)
-            with_project = warm_samples(name, jobs, project)[0] if project is not None else None
+            with_project = warm_samples(name, jobs, project, paced=False)[0] if project is not None else None
             cold = cold_samples(name, cold_jobs)
         except (SandboxUnavailable, BenchFailure) as error:
             say(f"{name:18} skipped: {error}")

@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 #   crashed   the sandbox itself failed (the worker could not be started or answered garbage)
 #   cancelled the caller cancelled the job before it ended; it was killed
 Status = Literal["ok", "error", "timeout", "memory", "killed", "crashed", "cancelled"]
+MissingKind = Literal["network", "file", "read-only", "denied"]
 
 
 MODULE_DOCSTRING = "<module>"
@@ -81,7 +82,7 @@ class Job:
 class MissingResource:
     """What an exception, or one it was raised from, says is not there."""
 
-    kind: Literal["network", "file", "read-only", "denied"]
+    kind: MissingKind
     """'network': a host name that does not resolve or a network that cannot be reached; 'file': a path
     that does not exist; 'read-only': a path on a read-only file system, written to; 'denied': a path the
     sandbox's user may not open."""

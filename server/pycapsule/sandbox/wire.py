@@ -10,6 +10,7 @@ from pycapsule.sandbox.api import (
     ExceptionInfo,
     FunctionReport,
     Job,
+    MissingKind,
     MissingResource,
     RunResult,
     Status,
@@ -57,7 +58,7 @@ def missing_resource(value: Any) -> MissingResource | None:
         return None
     data = _dict(value, "missing")
     kind = data.get("kind")
-    if kind not in ("network", "file", "read-only", "denied"):
+    if kind not in get_args(MissingKind):
         raise BadReply(f"unknown missing kind {kind!r}")
     return MissingResource(kind=kind, detail=_str(data.get("detail"), "missing.detail"))
 
