@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.debugging.sandbox_lacks import sandbox_lacks
-from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, MissingResource, RunResult
+from pycapsule.sandbox.api import (
+    ExampleFailure,
+    ExceptionInfo,
+    FunctionReport,
+    MissingKind,
+    MissingResource,
+    RunResult,
+)
 
 SOURCE = '''
 def task_func(csv_path, url="https://example.com/prices", backup="/home/user/backup.json"):
@@ -52,9 +59,9 @@ def test_a_file_the_example_names_that_is_not_there_cannot_be_checked_here() -> 
     ("denied", "[Errno 13] Permission denied: 'path/to/sales.csv'",
      "needs 'path/to/sales.csv', which the sandbox may not open"),
 ])
-def test_a_named_file_the_sandbox_keeps_read_only_or_may_not_open_says_which(kind: str, detail: str,
-                                                                             why: str) -> None:
-    missing = MissingResource(kind, detail)  # type: ignore[arg-type]
+def test_a_named_file_the_sandbox_keeps_read_only_or_may_not_open_says_which(
+        kind: MissingKind, detail: str, why: str) -> None:
+    missing = MissingResource(kind, detail)
     failure = raised('df, ax = task_func("path/to/sales.csv")', "OSError", detail, missing)
     assert sandbox_lacks(result(failure), CAPSULE) == (
         f"examples cannot run in the sandbox (1 of 3): `df, ax = task_func(\"path/to/sales.csv\")` {why}")
