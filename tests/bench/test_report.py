@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pycapsule.bench.records import (
@@ -92,3 +93,31 @@ def test_ending_on_examples_the_sandbox_cannot_run_is_told_apart_from_having_no_
     summary = summarize(manifest, {r.task_id: r for r in (RECORDS[3], lacking)})
     assert summary.visible_vs_hidden == {"examples cannot run here, hidden passed": 1,
                                          "no examples to run, hidden failed": 1}
+
+
+def test_time_to_a_passing_body_counts_only_the_bodies_that_passed_the_examples(tmp_path: Path) -> None:
+    weak_examples = _record("T/7", "failed", ["g"], ["passed"], detail="AssertionError", outcome="passed")
+    records = [replace(RECORDS[0], passed_attempt=1, generation_seconds=4.0),
+               replace(RECORDS[1], passed_attempt=2, generation_seconds=10.0),
+               replace(RECORDS[2], generation_seconds=30.0),
+               replace(weak_examples, passed_attempt=1, generation_seconds=6.0)]
+    config = {"dataset": "realcode", "generation": {"mode": "selfdebug", "max_attempts": 3}}
+    summary = summarize({"config": config, "model_label": "m", "total_tasks": 4},
+                        {r.task_id: r for r in records})
+    assert summary.median_seconds_to_examples_pass == 6.0
+    assert summary.median_seconds_to_hidden_pass == 7.0
+
+    files = RunFiles.of(tmp_path, "realcode", "selfdebug", config)
+    write_manifest(files.manifest, {"config": config, "model_label": "m", "total_tasks": 4})
+    writer = RecordWriter(files.results)
+    for record in records:
+        writer.write(record)
+    writer.close()
+    assert "| 3 | 6.0 | 2 | 7.0 |" in write_report(tmp_path, plots=False).read_text()
+
+
+def test_a_run_without_a_passing_body_has_no_time_to_one() -> None:
+    manifest = {"config": {"dataset": "humaneval", "generation": {"mode": "direct", "max_attempts": 1}},
+                "model_label": "m", "total_tasks": 1}
+    summary = summarize(manifest, {"T/3": RECORDS[2]})
+    assert summary.median_seconds_to_examples_pass is None and summary.median_seconds_to_hidden_pass is None

@@ -127,6 +127,26 @@ def _contingency_table(runs: list[RunSummary]) -> list[str]:
     return lines
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _time_table(runs: list[RunSummary]) -> list[str]:
+    lines = [
+        "",
+        "## Time to a passing body (seconds from the request, the model's start excluded)",
+        "",
+        "| model | dataset | mode | bodies passing the examples | median s to one "
+        "| of them passing the hidden tests | median s to one |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(f"| {r.model} | {r.dataset} | {r.label} | {len(r.seconds_to_examples_pass)} "
+                     f"| {_seconds(r.median_seconds_to_examples_pass)} | {len(r.seconds_to_hidden_pass)} "
+                     f"| {_seconds(r.median_seconds_to_hidden_pass)} |")
+    return lines
+
+
 def _diagnosis_table(runs: list[RunSummary]) -> list[str]:
     lines = [
         "",
@@ -190,6 +210,7 @@ def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:
         *_gain_table(runs),
         *_attempt_table(runs),
         *_contingency_table(runs),
+        *_time_table(runs),
         *_diagnosis_table(runs),
         *_provenance(runs),
     ]

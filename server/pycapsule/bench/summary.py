@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from statistics import mean
+from statistics import mean, median
 from typing import Any
 
 from pycapsule.bench.records import TaskRecord
@@ -76,10 +76,22 @@ class RunSummary:
     diagnosis: Diagnosis
     scored_ids: frozenset[str]
     passed_ids: frozenset[str]
+    seconds_to_examples_pass: tuple[float, ...] = ()
+    """Per task whose examples passed: the seconds from the request to that body (where the loop ends)."""
+    seconds_to_hidden_pass: tuple[float, ...] = ()
+    """The same for the tasks among them that passed the hidden tests too."""
 
     @property
     def pass_at_1(self) -> float:
         return 100.0 * self.passed / self.scored if self.scored else 0.0
+
+    @property
+    def median_seconds_to_examples_pass(self) -> float | None:
+        return median(self.seconds_to_examples_pass) if self.seconds_to_examples_pass else None
+
+    @property
+    def median_seconds_to_hidden_pass(self) -> float | None:
+        return median(self.seconds_to_hidden_pass) if self.seconds_to_hidden_pass else None
 
     @property
     def label(self) -> str:
@@ -112,6 +124,7 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
     done = list(records.values())
     scored = [r for r in done if r.status != "unscorable"]
     passed = [r for r in scored if r.passed]
+    examples_passed = [r for r in scored if r.passed_attempt is not None]
     contingency = Counter(f"{_visible(r)}, hidden {'passed' if r.passed else 'failed'}" for r in scored)
 
     def average(values: list[float]) -> float:
@@ -140,4 +153,6 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         diagnosis=diagnose(scored),
         scored_ids=frozenset(r.task_id for r in scored),
         passed_ids=frozenset(r.task_id for r in passed),
+        seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed),
+        seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
     )
