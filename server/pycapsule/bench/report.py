@@ -136,6 +136,9 @@ def _time_table(runs: list[RunSummary]) -> list[str]:
         "",
         "## Time to a passing body (seconds from the request, the model's start excluded)",
         "",
+        "With more than one worker (`--workers`), a task's seconds include waiting while the embedded model "
+        "answers another task's request: compare runs made with the same number of workers.",
+        "",
         "| model | dataset | mode | bodies passing the examples | median s to one "
         "| of them passing the hidden tests | median s to one |",
         "|---|---|---|---|---|---|---|",
