@@ -96,11 +96,13 @@ def test_ending_on_examples_the_sandbox_cannot_run_is_told_apart_from_having_no_
 
 
 def test_time_to_a_passing_body_counts_only_the_bodies_that_passed_the_examples(tmp_path: Path) -> None:
-    weak_examples = _record("T/7", "failed", ["g"], ["passed"], detail="AssertionError", outcome="passed")
+    # passed the docstring's examples, not pycapsule's iterator examples: applied, no passed attempt
+    weak_examples = _record("T/7", "failed", ["g"], ["fails with an iterator for `iterable`: g(iter([]))"],
+                            detail="AssertionError", outcome="passed")
     records = [replace(RECORDS[0], passed_attempt=1, generation_seconds=4.0),
                replace(RECORDS[1], passed_attempt=2, generation_seconds=10.0),
                replace(RECORDS[2], generation_seconds=30.0),
-               replace(weak_examples, passed_attempt=1, generation_seconds=6.0)]
+               replace(weak_examples, generation_seconds=6.0)]
     config = {"dataset": "realcode", "generation": {"mode": "selfdebug", "max_attempts": 3}}
     summary = summarize({"config": config, "model_label": "m", "total_tasks": 4},
                         {r.task_id: r for r in records})

@@ -77,7 +77,7 @@ class RunSummary:
     scored_ids: frozenset[str]
     passed_ids: frozenset[str]
     seconds_to_examples_pass: tuple[float, ...] = ()
-    """Per task whose examples passed: the seconds from the request to that body (where the loop ends)."""
+    """Per task whose outcome is 'passed' (its examples pass): seconds from the request to the loop's end."""
     seconds_to_hidden_pass: tuple[float, ...] = ()
     """The same for the tasks among them that passed the hidden tests too."""
 
@@ -124,7 +124,7 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
     done = list(records.values())
     scored = [r for r in done if r.status != "unscorable"]
     passed = [r for r in scored if r.passed]
-    examples_passed = [r for r in scored if r.passed_attempt is not None]
+    examples_passed = [r for r in scored if r.outcome == "passed"]
     contingency = Counter(f"{_visible(r)}, hidden {'passed' if r.passed else 'failed'}" for r in scored)
 
     def average(values: list[float]) -> float:
