@@ -18,6 +18,7 @@ TOOLS = {
     "generate": "time to a passing body per answer_prefill value, every stub of a file, interleaved",
     "slots": "several answers at once from the embedded model's parallel slots, against one",
     "speculative": "speculative decoding (n-gram lookup, a draft model) against none: speed, same answers",
+    "prompt_cache": "a sampled retry reading attempt 1's prompt from the cache, against reading it again",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

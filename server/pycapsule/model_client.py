@@ -64,6 +64,8 @@ class Usage:
     completion_tokens: int = 0
     estimated: bool = False
     """True when the endpoint sent no `usage` and the numbers were counted here."""
+    cached_tokens: int = 0
+    """Of `prompt_tokens`, those the endpoint did not read again: reused from its prompt cache."""
 
     @property
     def total_tokens(self) -> int:
@@ -71,7 +73,8 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens,
-                     self.completion_tokens + other.completion_tokens, self.estimated or other.estimated)
+                     self.completion_tokens + other.completion_tokens, self.estimated or other.estimated,
+                     self.cached_tokens + other.cached_tokens)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,10 @@ class ModelSettings:
     """The embedded model's own server on this machine: silence before the first piece is prompt processing
     on a busy CPU, not a hang (a server that dies drops the connection), so only `request_timeout` bounds
     it; `inactivity_timeout` starts with the first piece."""
+    cache_sampled_prompts: bool = False
+    """Ask the embedded model's server (`local`; llama.cpp's option) to reuse the prompt prefix it read for
+    the request before, for sampled requests only: a greedy answer must depend on its prompt alone (the
+    `prompt_cache` setting)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, *, base_url: str | None = None,
@@ -143,6 +150,7 @@ class ModelSettings:
             one_at_a_time=one_at_a_time,
             label=label,
             local=local,
+            cache_sampled_prompts=settings.prompt_cache == "sampled",
             retries=settings.model_retries,
             backoff=settings.retry_backoff,
             retry_after_cap=settings.retry_after_cap,
@@ -303,6 +311,9 @@ class Programmer:
                 extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if include_usage else {}
                 if seed is not None:
                     extra["seed"] = seed
+                # llama.cpp's own option; the embedded server's default is off (serve.py)
+                if self.settings.local and self.settings.cache_sampled_prompts and temperature > 0:
+                    extra["extra_body"] = {"cache_prompt": True}
                 response = self._client.chat.completions.create(
                     model=model, messages=list(messages), stream=True, temperature=temperature,
                     max_tokens=self.settings.max_tokens, **extra)  # type: ignore[call-overload]
@@ -340,7 +351,7 @@ class Programmer:
                 if kind == "error":
                     raise self._classify(item, model)
                 if item.usage is not None:
-                    usage = Usage(item.usage.prompt_tokens or 0, item.usage.completion_tokens or 0)
+                    usage = _usage(item.usage)
                 for choice in item.choices or ():
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
@@ -494,3 +505,10 @@ def _retry_after(error: openai.APIStatusError) -> float | None:
     except ValueError:
         return None
     return max(0.0, seconds) if seconds is not None and math.isfinite(seconds) else None
+
+
+def _usage(reported: Any) -> Usage:
+    """A streamed answer's `usage` (its last chunk), with the prompt tokens taken from the cache."""
+    details = getattr(reported, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(reported.prompt_tokens or 0, reported.completion_tokens or 0, cached_tokens=int(cached))

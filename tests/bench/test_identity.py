@@ -84,3 +84,17 @@ def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> Non
     assert embedded["answer_prefill"].startswith("embedded ")
     first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, embedded)]
     assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
+
+
+def test_the_prompt_cache_is_part_of_a_runs_identity_only_where_it_can_change_an_answer() -> None:
+    """Only sampled requests use it: the retries of self-debugging, and a first attempt only when it is
+    sampled. Runs made before the setting existed (no cache) keep their identity."""
+    never, sampled = (identity.generation_settings(Settings(prompt_cache=value), "selfdebug")
+                      for value in ("never", "sampled"))
+    assert "prompt_cache" not in never
+    assert sampled == {**never, "prompt_cache": "sampled"}
+    first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, sampled)]
+    assert first_attempts[0] == first_attempts[1], "a greedy attempt 1 is the same request either way"
+    assert "prompt_cache" not in identity.generation_settings(Settings(prompt_cache="sampled"), "direct")
+    hot = identity.generation_settings(Settings(prompt_cache="sampled", temperature=0.7), "direct")
+    assert identity.first_attempt_settings({"model": "m", **hot})["prompt_cache"] == "sampled"

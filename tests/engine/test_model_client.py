@@ -303,3 +303,32 @@ def test_the_embedded_model_is_named_as_such_not_by_its_port() -> None:
                    label="embedded Qwen2.5-Coder 1.5B").complete(MESSAGES)
     assert str(error.value) == ("cannot reach the embedded Qwen2.5-Coder 1.5B: connection refused; it may "
                                 "have stopped: run again (it restarts by itself).")
+
+
+@pytest.mark.parametrize(("local", "cache", "temperature", "asked"), [
+    (True, True, 0.5, True),
+    (True, True, 0.0, False),
+    (True, False, 0.5, False),
+    (False, True, 0.5, False),
+], ids=["sampled, embedded", "greedy", "setting off", "another endpoint"])
+def test_only_a_sampled_request_to_the_embedded_model_asks_for_the_prompt_cache(
+        openai_server: FakeOpenAI, local: bool, cache: bool, temperature: float, asked: bool) -> None:
+    """A greedy answer must depend on its prompt alone, so greedy requests never reuse a cached prefix;
+    `cache_prompt` is llama.cpp's own option, sent to no other endpoint."""
+    openai_server.queue(Text("ok"))
+    programmer(openai_server.base_url, local=local, cache_sampled_prompts=cache).complete(
+        MESSAGES, temperature=temperature)
+    body = openai_server.chat_requests[0].body
+    assert ("cache_prompt" in body) is asked
+    assert body.get("cache_prompt", True) is True
+
+
+def test_the_prompt_tokens_taken_from_the_endpoints_cache_are_counted(openai_server: FakeOpenAI) -> None:
+    usage = {"prompt_tokens": 1100, "completion_tokens": 8, "total_tokens": 1108,
+             "prompt_tokens_details": {"cached_tokens": 1074}}
+    openai_server.queue(Text("ok", usage=usage), Text("ok"))  # type: ignore[arg-type]
+    p = programmer(openai_server.base_url)
+    first, second = p.complete(MESSAGES), p.complete(MESSAGES)
+    assert (first.usage.prompt_tokens, first.usage.cached_tokens) == (1100, 1074)
+    assert second.usage.cached_tokens == 0
+    assert p.usage.cached_tokens == 1074

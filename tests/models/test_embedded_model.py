@@ -79,3 +79,33 @@ def test_a_greedy_answer_does_not_depend_on_the_request_before_it() -> None:
         forwards = [answer(messages) for messages in prompts]
         backwards = [answer(messages) for messages in reversed(prompts)][::-1]
     assert [f == b for f, b in zip(forwards, backwards, strict=True)] == [True] * len(prompts)
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_with_the_prompt_cache_a_sampled_retry_reads_only_what_it_adds_and_greedy_answers_stay_the_same(
+        ) -> None:
+    """`prompt_cache = "sampled"`: a restart (the first request's prompt plus how it failed) reuses what the
+    model read for the first request; a greedy request after it reads its whole prompt again and answers as
+    it does when asked first."""
+    from pycapsule.capsule import capsule_by_qualname
+    from pycapsule.config import Settings
+    from pycapsule.embedded_model.endpoint import start_local_endpoint
+    from pycapsule.model_client import ModelSettings, Programmer
+    from pycapsule.prompts import generate_messages, restart_messages
+
+    tasks = tasks_of("humaneval")
+    first, other = (capsule_by_qualname(tasks[i].prompt, tasks[i].entry_point) for i in (20, 63))
+    settings = Settings(prompt_cache="sampled", max_tokens=64)
+    with start_local_endpoint("0.5b") as endpoint:
+        programmer = Programmer(ModelSettings.from_settings(
+            settings, base_url=endpoint.base_url, model=endpoint.model, one_at_a_time=True, local=True))
+        greedy_before = programmer.complete(generate_messages(other, None)).text
+        attempt_1 = programmer.complete(generate_messages(first, None))
+        restart = programmer.complete(restart_messages(first, None, ["AssertionError: 1 example failed"]),
+                                      temperature=0.5, seed=2)
+        greedy_after = programmer.complete(generate_messages(other, None))
+    assert attempt_1.usage.cached_tokens == 0
+    assert restart.usage.cached_tokens >= 0.8 * attempt_1.usage.prompt_tokens, (attempt_1, restart.usage)
+    assert greedy_after.usage.cached_tokens == 0
+    assert greedy_after.text == greedy_before

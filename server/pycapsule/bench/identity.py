@@ -176,6 +176,9 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         sample = capsule_by_qualname(_SAMPLE, "Box.put")
         rendered = hashlib.sha256(answer_prefix(sample).encode()).hexdigest()[:8]
         values["answer_prefill"] = f"{settings.answer_prefill} {rendered}"
+    if settings.prompt_cache != "never" and (mode == "selfdebug" or settings.temperature > 0):
+        # added later, as answer_prefill was; only sampled requests use it, and only the embedded model's
+        values["prompt_cache"] = settings.prompt_cache
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
         if settings.iterator_examples:  # added later: runs made without it keep their identity
@@ -187,6 +190,8 @@ def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
     """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
     attempt 1 is the very generation the direct run would make."""
     keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill")
+    if generation.get("temperature", 0) > 0:  # a sampled first attempt may use the prompt cache
+        keys += ("prompt_cache",)
     return {key: generation[key] for key in keys if key in generation}
 
 
