@@ -10,9 +10,10 @@ product's own client and the embedded model started as the CLI starts it:
   2. the restart after one failure, sampled at the shipped retry temperature and a fixed seed, cache off;
   3. attempt 1 again, cut short after a token (the cache then holds what it holds after attempt 1);
   4. the same restart with the cache.
-Printed: median seconds per retry without and with the cache and their ratio, the prompt tokens each
-read, and how many retries gave byte for byte the same answer both ways (a sampled answer computed from a
-cached prefix may round differently).
+Printed: the median seconds before a retry's first token (reading its prompt: what the cache changes) and
+per whole retry (which also depends on how long the answer is), without and with the cache, with ratios;
+the prompt tokens each read; and how many retries gave byte for byte the same answer both ways (a sampled
+answer computed from a cached prefix may round differently).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -34,7 +36,8 @@ from pycapsule.context import module_context
 from pycapsule.embedded_model.endpoint import start_local_endpoint
 from pycapsule.embedded_model.errors import EmbeddedModelError
 from pycapsule.exit_codes import ExitCode
-from pycapsule.model_client import ModelError, ModelSettings, Programmer, Reply
+from pycapsule.generators import Returning
+from pycapsule.model_client import Message, ModelError, ModelSettings, Programmer
 from pycapsule.prompts import generate_messages, restart_messages
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample.py"
@@ -47,14 +50,12 @@ Messages = list[dict[str, str]]
 
 @dataclass(frozen=True)
 class Retry:
+    first_token: float
+    """Seconds from the request to the first streamed piece: mostly reading the prompt."""
     seconds: float
     prompt_tokens: int
     cached_tokens: int
     text: str
-
-    @classmethod
-    def of(cls, reply: Reply) -> Retry:
-        return cls(reply.seconds, reply.usage.prompt_tokens, reply.usage.cached_tokens, reply.text)
 
     @property
     def read_tokens(self) -> int:
@@ -78,18 +79,29 @@ def capsules_for(path: Path, realcode: int, stack: ExitStack) -> Iterator[tuple[
             yield task.task_id, stack.enter_context(workspace(task)).capsule()
 
 
+def timed(programmer: Programmer, messages: list[Message], temperature: float) -> Retry:
+    sent = time.perf_counter()
+    first: float | None = None
+    answer = Returning(programmer.stream(messages, temperature=temperature, seed=SEED))
+    for piece in answer:
+        if first is None and isinstance(piece, str):
+            first = time.perf_counter() - sent
+    reply = answer.value
+    return Retry(first if first is not None else reply.seconds, reply.seconds, reply.usage.prompt_tokens,
+                 reply.usage.cached_tokens, reply.text)
+
+
 def measure(programmer: Programmer, capsule: Capsule, name: str) -> Pair:
     context = module_context(capsule)
     first = generate_messages(capsule, context)
     restart = restart_messages(capsule, context, [FAILURE])
     temperature = DEFAULTS.retry_temperature
     programmer.complete(first)
-    without = programmer.complete(restart, temperature=temperature, seed=SEED)
+    without = timed(programmer, restart, temperature)
     short = Programmer(replace(programmer.settings, max_tokens=1))  # same server, same slot
     short.complete(first)
     cached = Programmer(replace(programmer.settings, cache_sampled_prompts=True))
-    with_cache = cached.complete(restart, temperature=temperature, seed=SEED)
-    return Pair(name, Retry.of(without), Retry.of(with_cache))
+    return Pair(name, without, timed(cached, restart, temperature))
 
 
 def bench(size: str, path: Path, realcode: int, on_progress: Progress | None = None) -> list[Pair]:
@@ -108,23 +120,29 @@ def bench(size: str, path: Path, realcode: int, on_progress: Progress | None = N
 
 
 def format_table(size: str, pairs: Sequence[Pair]) -> str:
-    header = f"{'retry':<10} {'s / retry':>10} {'x off':>6} {'prompt tokens read':>19} {'same answers':>13}"
+    header = (f"{'retry':<10} {'s to 1st token':>15} {'x off':>6} {'s / retry':>10} {'x off':>6} "
+              f"{'prompt tokens read':>19} {'same answers':>13}")
     lines = [header, "-" * len(header)]
+    base_first = statistics.median(p.without.first_token for p in pairs)
     base = statistics.median(p.without.seconds for p in pairs)
     same = sum(p.without.text == p.cached.text for p in pairs)
     for label, retries in (("cache off", [p.without for p in pairs]), ("cached", [p.cached for p in pairs])):
+        first = statistics.median(r.first_token for r in retries)
         seconds = statistics.median(r.seconds for r in retries)
         read = statistics.median(r.read_tokens for r in retries)
-        lines.append(f"{label:<10} {seconds:>10.2f} {seconds / base:>6.2f} {read:>19.0f} "
+        lines.append(f"{label:<10} {first:>15.2f} {first / base_first:>6.2f} {seconds:>10.2f} "
+                     f"{seconds / base:>6.2f} {read:>19.0f} "
                      f"{f'{same} of {len(pairs)}' if label == 'cached' else '-':>13}")
     prompt = statistics.median(p.without.prompt_tokens for p in pairs)
     lines.append(f"{size}: medians over {len(pairs)} restarts (prompt {prompt:.0f} tokens), sampled at "
                  f"{DEFAULTS.retry_temperature:g}, seed {SEED}; 'same answers': byte for byte the answer "
                  "without the cache")
     lines.append("")
-    lines.append(f"{'task':<58} {'s off':>6} {'s cached':>9} {'read off':>9} {'read cached':>12} same")
+    lines.append(f"{'task':<58} {'1st off':>8} {'1st cached':>11} {'s off':>6} {'s cached':>9} "
+                 f"{'read off':>9} {'read cached':>12} same")
     for p in pairs:
-        lines.append(f"{p.name[:58]:<58} {p.without.seconds:>6.1f} {p.cached.seconds:>9.1f} "
+        lines.append(f"{p.name[:58]:<58} {p.without.first_token:>8.1f} {p.cached.first_token:>11.1f} "
+                     f"{p.without.seconds:>6.1f} {p.cached.seconds:>9.1f} "
                      f"{p.without.read_tokens:>9} {p.cached.read_tokens:>12} "
                      f"{'yes' if p.without.text == p.cached.text else 'no'}")
     return "\n".join(lines)

@@ -18,8 +18,9 @@ def test_the_cached_retry_reads_only_what_the_restart_adds_to_attempt_1(tiny_env
         assert pair.cached.prompt_tokens == pair.without.prompt_tokens
         assert pair.cached.read_tokens < pair.without.prompt_tokens / 2, pair
     table = format_table("tiny", pairs).splitlines()
-    assert table[0].split() == ["retry", "s", "/", "retry", "x", "off", "prompt", "tokens", "read", "same",
-                                "answers"]
+    assert table[0].split() == ["retry", "s", "to", "1st", "token", "x", "off", "s", "/", "retry", "x", "off",
+                                "prompt", "tokens", "read", "same", "answers"]
+    assert all(0 < p.cached.first_token <= p.cached.seconds for p in pairs)
     assert [row.split()[0] for row in table[2:4]] == ["cache", "cached"]
     assert table[3].split()[-3:-1] == [str(sum(p.without.text == p.cached.text for p in pairs)), "of"]
 
