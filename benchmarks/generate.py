@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
-from pycapsule.capsule import CapsuleError, read_capsules
+from pycapsule.capsule import CapsuleError
 from pycapsule.config import Settings, load_settings
 from pycapsule.engine import Engine
 from pycapsule.events import Finished
@@ -29,7 +29,8 @@ from pycapsule.history import History
 from pycapsule.model_client import ModelError
 from pycapsule.sandbox.api import SandboxUnavailable
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample.py"
+from benchmarks.stubs import add_file_argument, stubs_of
+
 PREFILLS: tuple[str, ...] = get_args(Settings.model_fields["answer_prefill"].annotation)
 _UNAVAILABLE = {"model": ExitCode.MODEL_UNAVAILABLE, "sandbox": ExitCode.SANDBOX_UNAVAILABLE}
 
@@ -68,8 +69,7 @@ def format_table(results: dict[str, list[Run]], model: str, rounds: int) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", type=Path, default=SAMPLE,
-                        help="a module whose stubs to generate (default: examples/sample.py)")
+    add_file_argument(parser)
     parser.add_argument("--prefill", choices=PREFILLS, action="append",
                         help="an answer_prefill value to time, the first is the baseline; repeat for several "
                              "(default: never, then embedded, or always with an endpoint)")
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     path: Path = args.file.resolve()
     try:
-        stubs = [c for c in read_capsules(path.read_text(encoding="utf-8"), path) if c.is_stub]
+        stubs = stubs_of(path)
     except (OSError, CapsuleError) as error:
         progress(f"cannot read {args.file}: {error}")
         return ExitCode.USAGE

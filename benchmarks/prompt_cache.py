@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.workspace import workspace
-from pycapsule.capsule import Capsule, read_capsules
+from pycapsule.capsule import Capsule
 from pycapsule.commands.model import SIZES
 from pycapsule.config import DEFAULTS, Settings
 from pycapsule.context import module_context
@@ -40,12 +40,12 @@ from pycapsule.generators import Returning
 from pycapsule.model_client import Message, ModelError, ModelSettings, Programmer
 from pycapsule.prompts import generate_messages, restart_messages
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample.py"
+from benchmarks.stubs import add_file_argument, stubs_of
+
 FAILURE = "AssertionError: 1 of 2 examples failed; first: the result was None"
 """The one failure line the restart names (its wording does not change what is cached)."""
 SEED = 2
 Progress = Callable[[str], None]
-Messages = list[dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,8 @@ class Pair:
 
 def capsules_for(path: Path, realcode: int, stack: ExitStack) -> Iterator[tuple[str, Capsule]]:
     """Every stub of `path`, then the first `realcode` realcode tasks (their workspaces live in `stack`)."""
-    for capsule in read_capsules(path.read_text(encoding="utf-8"), path):
-        if capsule.is_stub:
-            yield capsule.qualname, capsule
+    for capsule in stubs_of(path):
+        yield capsule.qualname, capsule
     if realcode:
         for task in load_tasks("realcode")[1][:realcode]:
             yield task.task_id, stack.enter_context(workspace(task)).capsule()
@@ -91,17 +90,30 @@ def timed(programmer: Programmer, messages: list[Message], temperature: float) -
                  reply.usage.cached_tokens, reply.text)
 
 
-def measure(programmer: Programmer, capsule: Capsule, name: str) -> Pair:
+@dataclass(frozen=True)
+class Clients:
+    """Three clients of the same server (one slot): as the product asks, cut short after one token, and
+    asking for the prompt cache."""
+
+    plain: Programmer
+    short: Programmer
+    cached: Programmer
+
+    @classmethod
+    def of(cls, settings: ModelSettings) -> Clients:
+        return cls(Programmer(settings), Programmer(replace(settings, max_tokens=1)),
+                   Programmer(replace(settings, cache_sampled_prompts=True)))
+
+
+def measure(clients: Clients, capsule: Capsule, name: str) -> Pair:
     context = module_context(capsule)
     first = generate_messages(capsule, context)
     restart = restart_messages(capsule, context, [FAILURE])
     temperature = DEFAULTS.retry_temperature
-    programmer.complete(first)
-    without = timed(programmer, restart, temperature)
-    short = Programmer(replace(programmer.settings, max_tokens=1))  # same server, same slot
-    short.complete(first)
-    cached = Programmer(replace(programmer.settings, cache_sampled_prompts=True))
-    return Pair(name, without, timed(cached, restart, temperature))
+    clients.plain.complete(first)
+    without = timed(clients.plain, restart, temperature)
+    clients.short.complete(first)  # the cache now holds what it holds after attempt 1
+    return Pair(name, without, timed(clients.cached, restart, temperature))
 
 
 def bench(size: str, path: Path, realcode: int, on_progress: Progress | None = None) -> list[Pair]:
@@ -111,10 +123,10 @@ def bench(size: str, path: Path, realcode: int, on_progress: Progress | None = N
         endpoint = stack.enter_context(start_local_endpoint(size, on_progress=report))
         settings = ModelSettings.from_settings(Settings(prompt_cache="never"), base_url=endpoint.base_url,
                                                model=endpoint.model, one_at_a_time=True, local=True)
-        programmer = Programmer(settings)
-        programmer.complete([{"role": "user", "content": "Say hi."}])  # warm-up
+        clients = Clients.of(settings)
+        clients.plain.complete([{"role": "user", "content": "Say hi."}])  # warm-up
         for name, capsule in capsules_for(path, realcode, stack):
-            pairs.append(measure(programmer, capsule, name))
+            pairs.append(measure(clients, capsule, name))
             report(f"{size}: {len(pairs)} measured ({name})")
     return pairs
 
@@ -149,8 +161,7 @@ def format_table(size: str, pairs: Sequence[Pair]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", type=Path, default=SAMPLE,
-                        help="a module whose stubs are asked for (default: examples/sample.py)")
+    add_file_argument(parser)
     parser.add_argument("--size", choices=SIZES, default="1.5b", help="the model size (default: 1.5b)")
     parser.add_argument("--realcode", type=int, default=0, metavar="N",
                         help="also the first N realcode tasks (their libraries' sdists are fetched once)")

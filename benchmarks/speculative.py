@@ -23,7 +23,7 @@ from pathlib import Path
 from openai import OpenAI
 from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.workspace import PromptWorkspace
-from pycapsule.capsule import Capsule, read_capsules
+from pycapsule.capsule import Capsule
 from pycapsule.commands.model import SIZES
 from pycapsule.context import module_context
 from pycapsule.embedded_model.catalog import spec_for
@@ -34,8 +34,8 @@ from pycapsule.exit_codes import ExitCode
 from pycapsule.prompts import generate_messages
 
 from benchmarks.model import served_in_process
+from benchmarks.stubs import add_file_argument, stubs_of
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample.py"
 CONFIGURATIONS = ("off", "ngram", "draft")
 Progress = Callable[[str], None]
 Messages = list[dict[str, str]]
@@ -76,7 +76,7 @@ class ConfigurationResult:
 def requests_for(path: Path, humaneval: int) -> list[Messages]:
     """The product's first request for every stub of `path`, then for the first `humaneval` HumanEval
     tasks."""
-    capsules: list[Capsule] = [c for c in read_capsules(path.read_text(encoding="utf-8"), path) if c.is_stub]
+    capsules: list[Capsule] = stubs_of(path)
     if humaneval:
         capsules += [PromptWorkspace(task).capsule() for task in load_tasks("humaneval")[1][:humaneval]]
     return [generate_messages(capsule, module_context(capsule)) for capsule in capsules]  # type: ignore[misc]
@@ -125,8 +125,7 @@ def format_table(size: str, results: Sequence[ConfigurationResult], threads: int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", type=Path, default=SAMPLE,
-                        help="a module whose stubs are asked for (default: examples/sample.py)")
+    add_file_argument(parser)
     parser.add_argument("--size", choices=SIZES, default="1.5b", help="the model size (default: 1.5b)")
     parser.add_argument("--configuration", choices=CONFIGURATIONS[1:], action="append",
                         help="measured beside 'off'; repeat for several (default: ngram and draft)")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.prompt_cache import SAMPLE, bench, format_table
+from benchmarks.prompt_cache import bench, format_table
+from benchmarks.stubs import SAMPLE
 from tests.benchmarks.conftest import benchmarks
 
 

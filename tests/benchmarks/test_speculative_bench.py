@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.speculative import SAMPLE, bench_configuration, format_table, requests_for
+from benchmarks.speculative import bench_configuration, format_table, requests_for
+from benchmarks.stubs import SAMPLE
 from tests.benchmarks.conftest import benchmarks
 
 
