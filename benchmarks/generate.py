@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from pycapsule.history import History
 from pycapsule.model_client import ModelError
 from pycapsule.sandbox.api import SandboxUnavailable
 
+from benchmarks.progress import progress_for
 from benchmarks.stubs import add_file_argument, stubs_of
 
 PREFILLS: tuple[str, ...] = get_args(Settings.model_fields["answer_prefill"].annotation)
@@ -77,9 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(f"benchmarks generate: {line}", file=sys.stderr, flush=True)
-
+    progress = progress_for("generate")
     path: Path = args.file.resolve()
     try:
         stubs = stubs_of(path)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from pycapsule.embedded_model.errors import ModelServerError
 from pycapsule.embedded_model.serve import ServerOptions, default_threads, start_server
 from pycapsule.exit_codes import ExitCode
 
-Progress = Callable[[str], None]
+from benchmarks.progress import Progress, progress_for
 
 SYSTEM = "You are a Python programmer. Reply with one ```python code block containing the complete function."
 PROMPTS: tuple[str, ...] = (
@@ -168,9 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(f"benchmarks model: {line}", file=sys.stderr, flush=True)
-
+    progress = progress_for("model")
     try:
         results = [bench_size(size, on_progress=progress) for size in args.size or SIZES]
     except ModelError as error:

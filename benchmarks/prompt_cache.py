@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,12 +39,12 @@ from pycapsule.generators import Returning
 from pycapsule.model_client import Message, ModelError, ModelSettings, Programmer
 from pycapsule.prompts import generate_messages, restart_messages
 
+from benchmarks.progress import Progress, progress_for
 from benchmarks.stubs import add_file_argument, stubs_of
 
 FAILURE = "AssertionError: 1 of 2 examples failed; first: the result was None"
 """The one failure line the restart names (its wording does not change what is cached)."""
 SEED = 2
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -168,9 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(f"benchmarks prompt_cache: {line}", file=sys.stderr, flush=True)
-
+    progress = progress_for("prompt_cache")
     try:
         pairs = bench(args.size, args.file, args.realcode, on_progress=progress)
     except (OSError, ValueError) as error:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,8 +28,8 @@ from pycapsule.embedded_model.serve import CONTEXT_SIZE, ServerOptions, default_
 from pycapsule.exit_codes import ExitCode
 
 from benchmarks.model import PROMPTS, SYSTEM, served_in_process
+from benchmarks.progress import Progress, progress_for
 
-Progress = Callable[[str], None]
 TEMPERATURE = 0.5
 
 
@@ -109,9 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(f"benchmarks slots: {line}", file=sys.stderr, flush=True)
-
+    progress = progress_for("slots")
     counts = [1, *sorted(set(args.parallel or [2, 3]) - {1})]
     if any(k < 1 for k in counts) or args.rounds < 1 or args.max_tokens < 1:
         progress("--parallel, --rounds and --max-tokens must be at least 1")

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +33,10 @@ from pycapsule.exit_codes import ExitCode
 from pycapsule.prompts import generate_messages
 
 from benchmarks.model import served_in_process
+from benchmarks.progress import Progress, progress_for
 from benchmarks.stubs import add_file_argument, stubs_of
 
 CONFIGURATIONS = ("off", "ngram", "draft")
-Progress = Callable[[str], None]
 Messages = list[dict[str, str]]
 
 
@@ -135,9 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(f"benchmarks speculative: {line}", file=sys.stderr, flush=True)
-
+    progress = progress_for("speculative")
     try:
         requests = requests_for(args.file, args.humaneval)
     except (OSError, ValueError) as error:
