@@ -88,10 +88,11 @@ class Settings(BaseModel):
     """Start the model's answer with the function's signature and docstring, so it writes only the body
     (fewer tokens, so faster): "embedded" for the embedded model only, "always" for any endpoint that
     continues a final assistant message (llama.cpp's server does; OpenAI's API does not)."""
-    prompt_cache: Literal["never", "sampled"] = "never"
+    prompt_cache: Literal["never", "sampled"] = "sampled"
     """The embedded model: "sampled" lets a sampled request (a retry, at `retry_temperature` > 0) reuse the
     prompt the model read for the request before, so a retry reads only what it adds to the first
-    request's prompt. Greedy requests never use the cache: a greedy answer depends on its prompt alone."""
+    request's prompt. Greedy requests never use the cache: a greedy answer depends on its prompt alone.
+    A cached retry is another draw of the same sampling (paired runs: the same pass@1, docs/results)."""
 
     # the self-debugging loop
     # The defaults are the settings measured best (docs/results/README.md): restarts only, at most 3 attempts.

@@ -55,13 +55,14 @@ SAME_RUNS_EARLIER_LOOP = {"ba901197": "1d1545cf"}
 
 
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
-def test_the_headline_runs_used_todays_prompts_loop_and_iterator_examples(report: Path) -> None:
+def test_the_headline_runs_used_todays_prompts_loop_iterator_examples_and_prompt_cache(report: Path) -> None:
     """The fingerprints change with the message templates, how module context is shown, the loop's
-    retry rules and the iterator examples: a change to any of them makes the headline a past product's."""
+    retry rules and the iterator examples, and the prompt cache changes what a sampled retry answers: a
+    change to any of them makes the headline a past product's."""
     today = generation_settings(DEFAULTS, "selfdebug")
     for manifest in selfdebug_manifests(report):
         generation = manifest["config"]["generation"]
-        used = {key: generation.get(key) for key in ("prompt", "loop", "iterator_examples")}
+        used = {key: generation.get(key) for key in ("prompt", "loop", "iterator_examples", "prompt_cache")}
         used["prompt"] = SAME_PROMPTS_EARLIER_FINGERPRINT.get(used["prompt"], used["prompt"])
         used["loop"] = SAME_RUNS_EARLIER_LOOP.get(used["loop"], used["loop"])
         assert used == {key: today[key] for key in used}, manifest["command"]

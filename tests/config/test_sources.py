@@ -24,7 +24,7 @@ SAMPLES = {
     "temperature": ("0.2", 0.2),
     "retry_temperature": ("0.9", 0.9),
     "answer_prefill": ("embedded", "embedded"),
-    "prompt_cache": ("sampled", "sampled"),
+    "prompt_cache": ("never", "never"),
     "max_attempts": ("4", 4),
     "restart_after": ("2", 2),
     "history_window": ("1", 1),
