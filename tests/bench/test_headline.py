@@ -45,15 +45,6 @@ def test_the_headline_runs_used_the_shipped_loop_settings(report: Path) -> None:
         assert used == {key: getattr(DEFAULTS, key) for key in LOOP_SETTINGS}, manifest["command"]
 
 
-# A run's prompt fingerprint as computed before 91f909e added an imports-only module to its sample -> the
-# same prompts' fingerprint today (d61d5e0's prompt code with today's identity.py gives 214b17cc).
-SAME_PROMPTS_EARLIER_FINGERPRINT = {"feba91a2": "214b17cc"}
-# The loop's fingerprint before an attempt whose examples fail only for what the sandbox lacks ended the run
-# -> today's. The rule ends no headline run earlier: docs/results/examples-sandbox-lacks/ replays both runs'
-# attempts with it (0 of 164 tasks change, each model), so their figures are today's loop's.
-SAME_RUNS_EARLIER_LOOP = {"ba901197": "1d1545cf"}
-
-
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
 def test_the_headline_runs_used_todays_prompts_loop_iterator_examples_and_prompt_cache(report: Path) -> None:
     """The fingerprints change with the message templates, how module context is shown, the loop's
@@ -63,8 +54,6 @@ def test_the_headline_runs_used_todays_prompts_loop_iterator_examples_and_prompt
     for manifest in selfdebug_manifests(report):
         generation = manifest["config"]["generation"]
         used = {key: generation.get(key) for key in ("prompt", "loop", "iterator_examples", "prompt_cache")}
-        used["prompt"] = SAME_PROMPTS_EARLIER_FINGERPRINT.get(used["prompt"], used["prompt"])
-        used["loop"] = SAME_RUNS_EARLIER_LOOP.get(used["loop"], used["loop"])
         assert used == {key: today[key] for key in used}, manifest["command"]
 
 
