@@ -134,7 +134,7 @@ class Engine:
             if problem:  # else the loop shows the sandbox's warnings with its first attempt
                 for warning in checked.warnings:
                     yield Notice(warning)
-                yield _error(capsule, problem)
+                yield _finished(capsule, "error", problem, outside_target=True)
                 return
             if cancel.is_set():  # before any model starts: a Ctrl-C may have killed the embedded one
                 yield _finished(capsule, "cancelled", "cancelled before the model was asked")
@@ -211,7 +211,7 @@ def _error(capsule: Capsule, message: str, unavailable: Unavailable | None = Non
 
 
 def _finished(capsule: Capsule, status: Status, message: str,
-              unavailable: Unavailable | None = None) -> Finished:
+              unavailable: Unavailable | None = None, outside_target: bool = False) -> Finished:
     """The end of a run in which no model was asked."""
     return Finished(Outcome(status, " ".join(message.split()), None, (), 0, capsule.qualname,
-                            unavailable=unavailable))
+                            unavailable=unavailable, outside_target=outside_target))

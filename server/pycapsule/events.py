@@ -88,6 +88,9 @@ class Outcome:
     unavailable: Unavailable | None = None
     """Set when the run ended because the model or the sandbox cannot be used: the targets after it would
     end the same way."""
+    outside_target: bool = False
+    """Set when the run ended, no model asked, because the module cannot be imported for a reason outside
+    the target function: no body can change that."""
 
 
 @dataclass(frozen=True)

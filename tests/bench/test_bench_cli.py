@@ -320,19 +320,27 @@ def _bigcodebench_row(name: str, libs: list[str]) -> dict[str, str]:
             "doc_struct": "{}", "instruct_prompt": ""}
 
 
-def test_a_run_records_which_python_and_library_versions_the_sandbox_scored_with(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    rows = [_bigcodebench_row("uses_pytest", ["pytest", "json"]),
-            _bigcodebench_row("uses_nothing_installed", ["pycapsule_no_such_lib"])]
+def _bench_bigcodebench(rows: list[dict[str, str]], answered: str, monkeypatch: pytest.MonkeyPatch,
+                        tmp_path: Path) -> tuple[Path, int]:
+    """Run `bench bigcodebench` on `rows` with a model that answers `answered`'s reference body; the
+    results folder and how many requests the model had."""
     data = tmp_path / "bcb.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    answer = "```python\ndef uses_pytest(x):\n    return 2 * x\n```"
+    answer = f"```python\ndef {answered}(x):\n    return 2 * x\n```"
     with FakeOpenAI(responder=lambda request: Text(answer)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         out = tmp_path / "results"
         assert main(["bench", "bigcodebench", "--data", str(data), "--workers", "1", "--out", str(out)]) == 0
-        assert len(server.chat_requests) == 1  # the task whose library is missing is not sent
+        return out, len(server.chat_requests)
+
+
+def test_a_run_records_which_python_and_library_versions_the_sandbox_scored_with(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rows = [_bigcodebench_row("uses_pytest", ["pytest", "json"]),
+            _bigcodebench_row("uses_nothing_installed", ["pycapsule_no_such_lib"])]
+    out, requests = _bench_bigcodebench(rows, "uses_pytest", monkeypatch, tmp_path)
+    assert requests == 1  # the task whose library is missing is not sent
 
     [manifest_path] = out.glob("bigcodebench-selfdebug-*.json")
     manifest = json.loads(manifest_path.read_text())
@@ -342,3 +350,26 @@ def test_a_run_records_which_python_and_library_versions_the_sandbox_scored_with
     assert statuses == {"BigCodeBench/uses_pytest": "passed",
                         "BigCodeBench/uses_nothing_installed": "unscorable"}
     assert f"the tasks' libraries: pytest (pytest {pytest.__version__})" in (out / "report.md").read_text()
+
+
+def test_a_task_whose_module_cannot_be_imported_here_is_unscorable_and_never_sent_to_the_model(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A module that fails outside the function (data its library needs, a library that cannot load here)
+    ends every answer the same way: recorded unscorable with the reason, not left for a retry, and three in a
+    row do not stop the run the way three model failures do."""
+    broken = [_bigcodebench_row(f"needs_data_{i}", ["json"]) for i in range(3)]
+    for row in broken:
+        row["complete_prompt"] = row["code_prompt"] = row["complete_prompt"].replace(
+            "\ndef ", '\nSTOPWORDS = json.loads("not downloaded")\n\ndef ', 1)
+    out, requests = _bench_bigcodebench([*broken, _bigcodebench_row("uses_json", ["json"])], "uses_json",
+                                        monkeypatch, tmp_path)
+    assert requests == 1
+
+    records = _records(out, "bigcodebench-selfdebug-*.jsonl")
+    assert {tid: r["status"] for tid, r in records.items()} == {
+        "BigCodeBench/needs_data_0": "unscorable", "BigCodeBench/needs_data_1": "unscorable",
+        "BigCodeBench/needs_data_2": "unscorable", "BigCodeBench/uses_json": "passed"}
+    detail = records["BigCodeBench/needs_data_0"]["detail"]
+    assert "the module cannot be imported" in detail and "JSONDecodeError" in detail
+    printed = capsys.readouterr()
+    assert "not recorded" not in printed.err and "pass@1 100.0% (1/1, 3 unscorable)" in printed.out

@@ -59,6 +59,8 @@ def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> T
             record.outcome, record.outcome_message = outcome.status, outcome.message
             record.attempts = max(record.attempts, outcome.attempts)
             record.final_code = outcome.new_source
+            if outcome.outside_target:  # the task's own module cannot run here: not the model's failure
+                record.status, record.detail = "unscorable", outcome.message
     if record.final_code is None and best is not None:
         record.final_code = candidate_module(capsule, best[1])
     record.generation_seconds = round(time.monotonic() - began, 3)

@@ -191,6 +191,8 @@ class BenchRunner:
             record = self._reused(task, place) if reused else self._generate(task, place)
             if record is None:
                 return None
+            if record.status == "unscorable":
+                return record
             verdict = place.score(self.sandbox, record.final_code, self.cancel)
         if verdict.status == "cancelled":
             return None  # left for a resume
@@ -217,6 +219,8 @@ class BenchRunner:
         record = fold_events(task, capsule, self.generate(capsule, cancel=self.cancel))
         if record.outcome == "cancelled":
             return None
+        if record.status == "unscorable":
+            return record
         with self._lock:
             if record.outcome == "error":
                 # the model, not the code, failed: leave the task for a later resume
