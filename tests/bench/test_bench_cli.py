@@ -129,6 +129,16 @@ def test_a_finished_run_resumes_without_asking_the_model_again(model: FakeOpenAI
     assert 1 <= len(model.chat_requests) - asked <= 3  # only the lost task was asked again
 
 
+def test_a_shorter_rerun_counts_only_the_tasks_within_its_limit(
+        model: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    assert _bench(out) == 0  # tasks 1 and 2 pass, task 3 fails
+    capsys.readouterr()
+    assert main(["bench", "humaneval", "--limit", "2", "--max-attempts", "3", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "pass@1 100.0% (2/2), 2/2 tasks done (1 more kept from a longer run)," in line, line
+
+
 def test_a_published_run_resumes_from_its_gzipped_records_through_the_cli(
         model: FakeOpenAI, tmp_path: Path) -> None:
     out = tmp_path / "results"

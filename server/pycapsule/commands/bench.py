@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit:
         tasks = tasks[: args.limit]
     total = len(tasks)
+    scope = frozenset(task.task_id for task in tasks)
     if args.shard is not None:
         tasks = args.shard.select(tasks)
     generation = {"mode": args.mode, "model": model, **generation_settings(settings, args.mode)}
@@ -196,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         manifest[SHARDS_KEY] = shards
     write_manifest(files.manifest, manifest)
-    return _run(args, settings, tasks, files, manifest, out)
+    return _run(args, settings, tasks, scope, files, manifest, out)
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -223,8 +224,10 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _run(
-    args: argparse.Namespace, settings: Any, tasks: list, files: RunFiles, manifest: dict[str, Any], out: Path
+    args: argparse.Namespace, settings: Any, tasks: list, scope: frozenset[str], files: RunFiles,
+    manifest: dict[str, Any], out: Path,
 ) -> int:
+    """Run `tasks`; the closing line counts the records of `scope` (the tasks within --limit) only."""
     from pycapsule.engine import Engine
     from pycapsule.history import History
 
@@ -305,13 +308,16 @@ def _run(
                 manifest[MODEL_THREADS_KEY] = threads
             write_manifest(files.manifest, manifest)
     report = write_report(out)
-    summary = summarize(manifest, read_records(files.results))
+    records = read_records(files.results)
+    summary = summarize(manifest, {task_id: r for task_id, r in records.items() if task_id in scope})
     shard = f" (shard {args.shard.label}: {len(tasks)} tasks)" if args.shard is not None else ""
+    beyond = len(records) - summary.done
+    kept = f" ({beyond} more kept from a longer run)" if beyond else ""
     print(
         f"{summary.dataset} {summary.mode}: pass@1 {summary.pass_at_1:.1f}% "
         f"({summary.passed}/{summary.scored}"
         f"{', ' + str(summary.unscorable) + ' unscorable' if summary.unscorable else ''}), "
-        f"{summary.done}/{summary.total_tasks} tasks done{shard}, "
+        f"{summary.done}/{summary.total_tasks} tasks done{shard}{kept}, "
         f"{summary.mean_model_calls:.2f} model calls/task; "
         f"report: {report}"
     )
