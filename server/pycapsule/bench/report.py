@@ -83,7 +83,8 @@ def _gain_table(runs: list[RunSummary]) -> list[str]:
         after = 100.0 * len(debug.passed_ids & common) / len(common)
         lines.append(
             f"| {debug.model} | {debug.dataset} | {debug.label} | {len(common)} "
-            f"| {before:.1f} | {after:.1f} | {after - before:+.1f} | {debug.mean_model_calls:.2f} |"
+            f"| {before:.1f} | {after:.1f} | {after - before:+.1f} "
+            f"| {debug.mean_model_calls_over(common):.2f} |"
         )
     return lines
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import mean, median
 from typing import Any
 
@@ -76,6 +76,8 @@ class RunSummary:
     diagnosis: Diagnosis
     scored_ids: frozenset[str]
     passed_ids: frozenset[str]
+    model_calls_by_task: dict[str, int] = field(default_factory=dict)
+    """Model calls of each scored task."""
     seconds_to_examples_pass: tuple[float, ...] = ()
     """Per task whose outcome is 'passed' (its examples pass): seconds from the request to the loop's end."""
     seconds_to_hidden_pass: tuple[float, ...] = ()
@@ -84,6 +86,11 @@ class RunSummary:
     @property
     def pass_at_1(self) -> float:
         return 100.0 * self.passed / self.scored if self.scored else 0.0
+
+    def mean_model_calls_over(self, task_ids: frozenset[str]) -> float:
+        """Model calls per task over some of the scored tasks (those another run has scored too)."""
+        calls = [self.model_calls_by_task[task_id] for task_id in task_ids & self.scored_ids]
+        return mean(calls) if calls else 0.0
 
     @property
     def median_seconds_to_examples_pass(self) -> float | None:
@@ -153,6 +160,7 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         diagnosis=diagnose(scored),
         scored_ids=frozenset(r.task_id for r in scored),
         passed_ids=frozenset(r.task_id for r in passed),
+        model_calls_by_task={r.task_id: r.model_calls for r in scored},
         seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed),
         seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
     )
