@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from statistics import mean, median
 from typing import Any
 
@@ -67,17 +67,15 @@ class RunSummary:
     """How many tasks passed the hidden tests with the code of attempt k."""
     visible_vs_hidden: dict[str, int]
     mean_attempts: float
-    mean_model_calls: float
     mean_prompt_tokens: float
     mean_completion_tokens: float
     mean_task_seconds: float
     wall_seconds: float
     manifest: dict[str, Any]
     diagnosis: Diagnosis
-    scored_ids: frozenset[str]
+    model_calls_by_task: dict[str, int]
+    """Model calls of each scored task (its keys are the scored tasks)."""
     passed_ids: frozenset[str]
-    model_calls_by_task: dict[str, int] = field(default_factory=dict)
-    """Model calls of each scored task."""
     seconds_to_examples_pass: tuple[float, ...] = ()
     """Per task whose outcome is 'passed' (its examples pass): seconds from the request to the loop's end."""
     seconds_to_hidden_pass: tuple[float, ...] = ()
@@ -86,6 +84,14 @@ class RunSummary:
     @property
     def pass_at_1(self) -> float:
         return 100.0 * self.passed / self.scored if self.scored else 0.0
+
+    @property
+    def scored_ids(self) -> frozenset[str]:
+        return frozenset(self.model_calls_by_task)
+
+    @property
+    def mean_model_calls(self) -> float:
+        return self.mean_model_calls_over(self.scored_ids)
 
     def mean_model_calls_over(self, task_ids: frozenset[str]) -> float:
         """Model calls per task over some of the scored tasks (those another run has scored too)."""
@@ -151,16 +157,14 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         attempts_of_passed=dict(sorted(Counter(max(1, r.attempts) for r in passed).items())),
         visible_vs_hidden=dict(sorted(contingency.items())),
         mean_attempts=average([r.attempts for r in scored]),
-        mean_model_calls=average([r.model_calls for r in scored]),
         mean_prompt_tokens=average([r.prompt_tokens for r in scored]),
         mean_completion_tokens=average([r.completion_tokens for r in scored]),
         mean_task_seconds=average([r.generation_seconds + r.score_seconds for r in scored]),
         wall_seconds=float(manifest.get("wall_seconds", 0.0)),
         manifest=manifest,
         diagnosis=diagnose(scored),
-        scored_ids=frozenset(r.task_id for r in scored),
-        passed_ids=frozenset(r.task_id for r in passed),
         model_calls_by_task={r.task_id: r.model_calls for r in scored},
+        passed_ids=frozenset(r.task_id for r in passed),
         seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed),
         seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
     )
