@@ -31,7 +31,7 @@ RECORDS = [
             outcome="passed"),
     _record("T/3", "failed", ["d", "d", "d"], ["doctest failed: f(2) expected 1, got 0"] * 3,
             detail="AssertionError: input #3"),
-    _record("T/4", "failed", ["e"], ["no doctests to run"], detail="killed after 20.0 s wall-clock limit",
+    _record("T/4", "failed", ["e"], ["not_verified"], detail="killed after 20.0 s wall-clock limit",
             outcome="not_verified"),
     _record("T/5", "unscorable", [], [], detail="needs pandas", outcome="skipped"),
 ]
@@ -46,7 +46,7 @@ def test_summary_counts_pass_rate_over_scored_tasks_and_the_evidence_for_failure
     assert summary.attempts_of_passed == {1: 1, 2: 1}
     assert summary.mean_model_calls == 7 / 4 and summary.mean_prompt_tokens == 175.0
     assert summary.diagnosis.hidden_failures == {"AssertionError": 1, "killed": 1}
-    assert summary.diagnosis.last_verdicts == {"doctest failed": 1, "no doctests to run": 1}
+    assert summary.diagnosis.last_verdicts == {"doctest failed": 1, "no examples to run": 1}
     diagnosis = summary.diagnosis
     assert (diagnosis.retries, diagnosis.repeated, diagnosis.gained_by_retry) == (3, 2, 1)
     assert summary.visible_vs_hidden == {"examples failed, hidden failed": 1,

@@ -27,6 +27,9 @@ class Diagnosis:
     """Tasks that passed the hidden tests with the code of a later attempt."""
 
 
+_NO_EXAMPLES = "no examples to run"
+
+
 def _kind(text: str) -> str:
     """The category of a headline or failure detail: its words before the first ':' or digit."""
     if not text:
@@ -37,13 +40,20 @@ def _kind(text: str) -> str:
     return head.strip() or "?"
 
 
+def _last_attempt(record: TaskRecord) -> str:
+    """The category of the last attempt's verdict on the examples, in the words of the examples column."""
+    if not record.headlines:
+        return "no attempt"
+    # An attempt on a function without examples records its bare verdict as its headline.
+    return _NO_EXAMPLES if record.headlines[-1] == "not_verified" else _kind(record.headlines[-1])
+
+
 def diagnose(records: list[TaskRecord]) -> Diagnosis:
     failed = [r for r in records if r.status == "failed"]
     repeated = sum(1 for r in records for index, code in enumerate(r.codes) if code in r.codes[:index])
     return Diagnosis(
         hidden_failures=dict(Counter(_kind(r.detail) for r in failed).most_common()),
-        last_verdicts=dict(Counter(_kind(r.headlines[-1]) if r.headlines else "no attempt"
-                                   for r in failed).most_common()),
+        last_verdicts=dict(Counter(_last_attempt(r) for r in failed).most_common()),
         retries=sum(max(0, len(r.codes) - 1) for r in records),
         repeated=repeated,
         gained_by_retry=sum(1 for r in records if r.passed and r.attempts > 1),
@@ -127,7 +137,7 @@ def _visible(record: TaskRecord) -> str:
         return "examples passed"
     if record.outcome == "not_verified":
         cannot_run = record.headlines and record.headlines[-1].startswith(HEADLINE_START)
-        return "examples cannot run here" if cannot_run else "no examples to run"
+        return "examples cannot run here" if cannot_run else _NO_EXAMPLES
     return "examples failed"
 
 
