@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pycapsule.bench.datasets.bigcodebench import read_bigcodebench
 from pycapsule.bench.datasets.humaneval import read_humaneval_plus
 from pycapsule.bench.scorer import SandboxLibraries, judge, sandbox_libraries, score
 from pycapsule.bench.tasks import BenchTask
@@ -158,6 +159,37 @@ def test_a_stdlib_bigcodebench_task_is_scored_by_its_unittests(sandbox: Sandbox)
     assert score(sandbox, task, task.reference).passed
     wrong = score(sandbox, task, _wrong(task))
     assert wrong.status == "failed" and "tests failed" in wrong.detail
+
+
+SUBTESTS = """
+import unittest
+
+
+class TestCases(unittest.TestCase):
+    def test_doubles(self):
+        for n in range(3):
+            with self.subTest(n=n):
+                self.assertEqual(task_func(n), 2 * n)
+
+    def test_zero(self):
+        self.assertEqual(task_func(0), 0)
+"""
+
+
+@pytest.mark.parametrize(("body", "detail"), [
+    ("return 3 * n", "1 of 2 tests failed, 0 raised"),  # two of test_doubles' subtests fail
+    ("raise ValueError(n)", "0 of 2 tests failed, 2 raised"),  # four raise: three subtests and test_zero
+])
+def test_a_bigcodebench_test_whose_subtests_fail_counts_once(sandbox: Sandbox, tmp_path: Path, body: str,
+                                                              detail: str) -> None:
+    prompt = 'def task_func(n):\n    """Double n."""\n'
+    row = {"task_id": "BigCodeBench/x", "entry_point": "task_func", "complete_prompt": prompt,
+           "canonical_solution": "    return 2 * n\n", "libs": "[]", "test": SUBTESTS}
+    (tmp_path / "bcb.jsonl").write_text(json.dumps(row) + "\n")
+    [task] = read_bigcodebench(tmp_path / "bcb.jsonl")
+    assert score(sandbox, task, task.reference).passed
+    wrong = score(sandbox, task, f"{prompt}    {body}\n")
+    assert wrong.status == "failed" and detail in wrong.detail
 
 
 def test_no_code_fails_and_a_broken_sandbox_is_not_the_models_fault(sandbox: Sandbox) -> None:
