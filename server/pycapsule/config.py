@@ -112,6 +112,11 @@ class Settings(BaseModel):
     sandbox: SandboxName | None = None
     """Backend name (bwrap, docker, unsafe-subprocess); None picks the first that works."""
     job_timeout: float = Field(default=10.0, gt=0, le=600)
+    project_tests: bool = True
+    """Run the project's own tests of a function (pytest, in the sandbox) on every body whose examples pass:
+    "passed" then means its examples and those tests pass."""
+    test_timeout: float = Field(default=60.0, gt=0, le=1800)
+    """Seconds one run of a function's selected tests may take."""
     python: str | None = None
     """The interpreter whose packages the doctests import (an editor's selected environment); the
     bwrap and unsafe-subprocess sandboxes run it. None: the interpreter running pycapsule. Docker

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,14 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.capsule import Capsule
-from pycapsule.config import Settings, endpoint_problem
+from pycapsule.config import Settings, endpoint_problem, project_root
 from pycapsule.embedded_model.which import embedded_label
 from pycapsule.events import Event, Finished, Notice, Outcome, Status, Unavailable
 from pycapsule.executor import doctest_job
 from pycapsule.history import History
+from pycapsule.interpreter import Interpreter, project_interpreter
 from pycapsule.loop import import_problem, self_debug, unavailable_part
 from pycapsule.model_client import EndpointError, ModelError, ModelSettings, Programmer
+from pycapsule.project import module_import
+from pycapsule.project_tests import select_tests
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.tests_job import ProjectTests
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +38,13 @@ class Engine:
     """Thread-safe: the sandbox and programmer are shared; one loop per function is the caller's job."""
 
     def __init__(self, settings: Settings, *, project_root: Path | None = None,
-                 history: History | None = None, sandbox: Sandbox | None = None) -> None:
-        """`sandbox`, `history`: already open ones to use (the caller keeps them and closes them)."""
+                 history: History | None = None, sandbox: Sandbox | None = None,
+                 interpreter: Interpreter | None = None) -> None:
+        """`sandbox`, `history`: already open ones to use (the caller keeps them and closes them);
+        `interpreter`: the Python the jobs run with (default: the project's, `project_interpreter`)."""
         self.settings = settings
         self.project_root = project_root
+        self.interpreter = interpreter or project_interpreter(settings.python, None, project_root)
         self._lock = threading.RLock()
         self._sandbox: Sandbox | None = sandbox
         self._owns_sandbox = sandbox is None
@@ -54,7 +62,7 @@ class Engine:
             if self._sandbox is None:
                 from pycapsule.sandbox.select import open_sandbox
 
-                self._sandbox = open_sandbox(self.settings.sandbox, self.project_root, self.settings.python)
+                self._sandbox = open_sandbox(self.settings.sandbox, self.project_root, self.interpreter.path)
             return self._sandbox
 
     def history(self) -> History | None:
@@ -134,11 +142,15 @@ class Engine:
             if problem:  # else the loop shows the sandbox's warnings with its first attempt
                 for warning in checked.warnings:
                     yield Notice(warning)
+                problem = missing_package(checked, capsule, self.interpreter) or problem
                 yield _finished(capsule, "error", problem, outside_target=True)
                 return
             if cancel.is_set():  # before any model starts: a Ctrl-C may have killed the embedded one
                 yield _finished(capsule, "cancelled", "cancelled before the model was asked")
                 return
+            tests, notices = project_tests(capsule, sandbox, self.settings, self.interpreter, cancel)
+            for notice in notices:
+                yield Notice(notice)
             yield from self._programmer_events()
             if self._endpoint is not None and not self._endpoint.alive:
                 self._restart_embedded()
@@ -153,6 +165,7 @@ class Engine:
                 cancel=cancel,
                 context=_context(capsule),
                 history=self.history(),
+                tests=tests,
             )
         except (SandboxUnavailable, ModelError) as error:
             yield _error(capsule, f"{error}", unavailable_part(error))
@@ -193,6 +206,44 @@ class Engine:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def project_tests(capsule: Capsule, sandbox: Sandbox, settings: Settings, interpreter: Interpreter,
+                  cancel: threading.Event | None = None) -> tuple[ProjectTests | None, list[str]]:
+    """The project's tests of `capsule`, run once on the file as it stands: a test that fails there already
+    (any test, for a function with a body; one that fails before it reaches the function, for a stub) is
+    left out and reported, not charged to the model. None when there are none to run; the notices say why."""
+    root = project_root(capsule.path)
+    if not settings.project_tests or capsule.path is None or root is None:
+        return None, []
+    found = module_import(capsule.path, root)
+    selection = select_tests(capsule, found.name, found.root)
+    if not selection.node_ids:
+        return None, []
+    tests = ProjectTests(found, selection, interpreter.describe(), settings.test_timeout)
+    baseline = tests.read(sandbox.run(tests.job(capsule.module_source), cancel))
+    if baseline.problem is not None:
+        return None, [f"{capsule.qualname}: {baseline.problem}; only its examples check it"]
+    failing = baseline.failing(("collect",) if capsule.is_stub else ("setup", "call", "teardown", "collect"))
+    kept = selection.without(failing)
+    left_out = ", ".join(sorted(failing))
+    notices = [f"{capsule.qualname}: already failing, so left out: {left_out}"] if failing else []
+    if not kept.node_ids:
+        return None, notices
+    return ProjectTests(found, kept, tests.interpreter, tests.timeout, tuple(sorted(failing))), notices
+
+
+def missing_package(result: RunResult, capsule: Capsule, interpreter: Interpreter) -> str | None:
+    """One sentence when the module cannot be imported because a package is not installed where it runs."""
+    error = result.module_error
+    if error is None or error.type != "ModuleNotFoundError":
+        return None
+    found = re.match(r"No module named '([^']+)'", error.message)
+    if found is None:
+        return None
+    return (f"{capsule.qualname}: the module imports {found.group(1)}, which is not installed for "
+            f"{interpreter.describe()}; install it there or name the project's interpreter with --python "
+            "(or the `python` setting); no model was asked")
 
 
 def _current_body(capsule: Capsule) -> str:

@@ -57,6 +57,7 @@ from pycapsule.history import AttemptRecord, History, function_path
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, Programmer, Reply, Retrying, Usage
 from pycapsule.prompts import answer_prefix, fix_messages, prefilled, restart_messages, whole_answer
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.tests_job import ProjectTests, TestsRun, counted, tests_condensed, tests_headline
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,8 @@ class _Attempt:
     """The earlier attempt whose code this is (it was not run again)."""
     examples_passed: bool = False
     """Failed only the examples' iterator version: its examples as written pass."""
+    tests: TestsRun | None = None
+    """The project's tests, when they ran (only after the examples pass)."""
 
 
 def self_debug(
@@ -107,9 +110,11 @@ def self_debug(
     cancel: threading.Event | None = None,
     context: str | None = None,
     history: History | None = None,
+    tests: ProjectTests | None = None,
 ) -> Iterator[Event]:
-    """Events up to and including one `Finished`; never raises for model, code or sandbox failures."""
-    run = _Run(capsule, programmer, sandbox, settings, cancel or threading.Event(), context, history)
+    """Events up to and including one `Finished`; never raises for model, code or sandbox failures.
+    `tests`: the project's tests of the capsule, run on every body whose examples pass (or that has none)."""
+    run = _Run(capsule, programmer, sandbox, settings, cancel or threading.Event(), context, history, tests)
     return run.events(start_body)
 
 
@@ -165,9 +170,10 @@ def _ended_early(reply: Reply) -> _EndedEarly:
 
 class _Run:
     def __init__(self, capsule: Capsule, programmer: Programmer, sandbox: Sandbox, settings: Settings,
-                 cancel: threading.Event, context: str | None, history: History | None) -> None:
+                 cancel: threading.Event, context: str | None, history: History | None,
+                 tests: ProjectTests | None = None) -> None:
         self.capsule, self.programmer, self.sandbox, self.settings = capsule, programmer, sandbox, settings
-        self.cancel, self.context, self.history = cancel, context, history
+        self.cancel, self.context, self.history, self.tests = cancel, context, history, tests
         self.run_id = uuid.uuid4().hex
         self.started = time.monotonic()
         self.usage = Usage()
@@ -292,7 +298,8 @@ class _Run:
         if not finished.passed:
             return result
         if result.verdict == "passed":
-            yield self._finish("passed", f"{capsule.qualname}: the doctests already pass; nothing to change")
+            yield self._finish("passed", f"{capsule.qualname}: {self._what_ran(result)} already pass; "
+                                         "nothing to change", verified_by=self._what_ran(result))
         else:
             why = f"the module runs but {result.headline or self._unverified()}; nothing to change"
             yield self._finish("not_verified", f"{capsule.qualname}: {why}")
@@ -346,8 +353,22 @@ class _Run:
             raise Cancelled()
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
+        if verdict.passed and self.tests is not None:
+            return self._run_tests(code, source, edits, label)
         return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
                         examples_passed=verdict.examples_passed)
+
+    def _run_tests(self, code: str, source: str, edits: tuple[TextEdit, ...], label: str) -> _Attempt:
+        """The examples passed (or there are none): the project's tests decide."""
+        assert self.tests is not None
+        result = self.sandbox.run(self.tests.job(source), self.cancel)
+        if self.cancel.is_set():
+            raise Cancelled()
+        run = self.tests.read(result)
+        if run.ok:
+            return _Attempt(code, "passed", "", "", source, edits, 0, tests=run)
+        verdict = "timeout" if result.status == "timeout" else "failed"
+        return _Attempt(code, verdict, tests_headline(run), tests_condensed(run), source, edits, tests=run)
 
     def _new_warnings(self) -> Iterator[Notice]:
         """The sandbox's warnings (e.g. an unreadable project folder), each said once per run."""
@@ -366,11 +387,20 @@ class _Run:
             return self._finish("passed", f"{name}: doctests pass, but it {result.headline}",
                                 result.new_source, result.edits)
         if result.verdict == "passed":
-            return self._finish("passed", f"{name}: doctests pass after {self.attempts} attempt(s)",
-                                result.new_source, result.edits)
+            what = self._what_ran(result)
+            return self._finish("passed", f"{name}: {what} pass after {self.attempts} attempt(s)",
+                                result.new_source, result.edits, verified_by=what)
         why = result.headline or self._unverified()
         return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
                             result.new_source, result.edits)
+
+    def _what_ran(self, result: _Attempt) -> str:
+        """What checked a passing body: '3 examples + 12 test(s) (tests/test_x.py)'."""
+        examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
+        parts = [counted(examples, "example")] if examples else []
+        if result.tests is not None and self.tests is not None:
+            parts.append(self.tests.describe(result.tests))
+        return " + ".join(parts) or "nothing"
 
     def _unverified(self) -> str:
         """Why nothing checks the function (capsule.verified_by_doctests is False)."""
@@ -381,9 +411,11 @@ class _Run:
         return "no example in its docstring checks it (each is skipped or only sets up)"
 
     def _finish(self, status: Status, message: str, new_source: str | None = None,
-                edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None) -> Finished:
+                edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None,
+                verified_by: str = "") -> Finished:
         return Finished(Outcome(status, message, new_source, edits, self.attempts, self.capsule.qualname,
-                                self.usage, time.monotonic() - self.started, unavailable))
+                                self.usage, time.monotonic() - self.started, unavailable,
+                                verified_by=verified_by))
 
     def _attempt_finished(self, attempt: int, mode: Mode, result: _Attempt, usage: Usage, model: str,
                           began: float, model_seconds: float) -> AttemptFinished:

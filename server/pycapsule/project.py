@@ -48,6 +48,9 @@ class PytestConfig:
     """Where the config file is (pytest's rootdir when given one)."""
     pythonpath: tuple[str, ...] = ()
     doctest_optionflags: tuple[str, ...] | None = None
+    testpaths: tuple[str, ...] = ()
+    python_files: tuple[str, ...] | None = None
+    addopts: tuple[str, ...] = ()
 
 
 def module_import(path: Path, root: Path) -> ModuleImport:
@@ -148,7 +151,9 @@ def _ini_section(path: Path, section: str) -> PytestConfig | None:
         return None
     values = parser[section]
     flags = _words(values["doctest_optionflags"]) if "doctest_optionflags" in values else None
-    return PytestConfig(path.parent, _words(values.get("pythonpath", "")), flags)
+    files = _words(values["python_files"]) if "python_files" in values else None
+    return PytestConfig(path.parent, _words(values.get("pythonpath", "")), flags,
+                        _words(values.get("testpaths", "")), files, _words(values.get("addopts", "")))
 
 
 def _pytest_ini(folder: Path) -> PytestConfig | None:
@@ -181,7 +186,9 @@ def _pyproject_pytest(folder: Path) -> PytestConfig | None:
     if not isinstance(table, dict):
         return None
     flags = _words(table["doctest_optionflags"]) if "doctest_optionflags" in table else None
-    return PytestConfig(folder, _words(table.get("pythonpath", [])), flags)
+    files = _words(table["python_files"]) if "python_files" in table else None
+    return PytestConfig(folder, _words(table.get("pythonpath", [])), flags,
+                        _words(table.get("testpaths", [])), files, _words(table.get("addopts", [])))
 
 
 def _packaging_folders(root: Path) -> list[str]:

@@ -214,7 +214,7 @@ def _result(done: _Run, qualname: str) -> dict[str, Any]:
             "qualname": qualname, "status": outcome.status, "message": outcome.message,
             "attempts": outcome.attempts, "prompt_tokens": outcome.usage.prompt_tokens,
             "completion_tokens": outcome.usage.completion_tokens, "seconds": round(outcome.seconds, 3),
-            "changed": outcome.new_source is not None,
+            "changed": outcome.new_source is not None, "verified_by": outcome.verified_by,
         }
     why = "interrupted" if done.interrupted is not None else \
         f"the {done.stopped.unavailable if done.stopped else 'model'} cannot be used"
@@ -223,7 +223,7 @@ def _result(done: _Run, qualname: str) -> dict[str, Any]:
         "qualname": qualname, "status": "cancelled" if under_way else "not_run",
         "message": f"{qualname}: {why}" if under_way else f"{qualname}: not run: {why}",
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "seconds": 0.0, "changed": False,
+        "completion_tokens": 0, "seconds": 0.0, "changed": False, "verified_by": "",
     }
 
 
