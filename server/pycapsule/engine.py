@@ -142,8 +142,8 @@ class Engine:
             if problem:  # else the loop shows the sandbox's warnings with its first attempt
                 for warning in checked.warnings:
                     yield Notice(warning)
-                problem = missing_package(checked, capsule, self.interpreter) or problem
-                yield _finished(capsule, "error", problem, outside_target=True)
+                missing = missing_package(checked, self.interpreter)
+                yield _finished(capsule, "error", f"{problem}{missing}", outside_target=True)
                 return
             if cancel.is_set():  # before any model starts: a Ctrl-C may have killed the embedded one
                 yield _finished(capsule, "cancelled", "cancelled before the model was asked")
@@ -233,17 +233,15 @@ def project_tests(capsule: Capsule, sandbox: Sandbox, settings: Settings, interp
     return ProjectTests(found, kept, tests.interpreter, tests.timeout, tuple(sorted(failing))), notices
 
 
-def missing_package(result: RunResult, capsule: Capsule, interpreter: Interpreter) -> str | None:
-    """One sentence when the module cannot be imported because a package is not installed where it runs."""
+def missing_package(result: RunResult, interpreter: Interpreter) -> str:
+    """When the module cannot be imported for a package not installed where it runs, the end of the
+    sentence saying so: which interpreter lacks it and what to do ('' otherwise)."""
     error = result.module_error
-    if error is None or error.type != "ModuleNotFoundError":
-        return None
-    found = re.match(r"No module named '([^']+)'", error.message)
+    found = re.match(r"No module named '([^']+)'", error.message) if error is not None else None
     if found is None:
-        return None
-    return (f"{capsule.qualname}: the module imports {found.group(1)}, which is not installed for "
-            f"{interpreter.describe()}; install it there or name the project's interpreter with --python "
-            "(or the `python` setting); no model was asked")
+        return ""
+    return (f"; {found.group(1)} is not installed for {interpreter.describe()}: install it there, or name "
+            "the project's interpreter with --python (or the `python` setting)")
 
 
 def _current_body(capsule: Capsule) -> str:

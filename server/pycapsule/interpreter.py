@@ -48,6 +48,8 @@ def project_interpreter(configured: str | None, source: str | None, root: Path |
     came from (`LoadedSettings.sources`)."""
     environ = os.environ if environ is None else environ
     if configured:
+        if source and source.startswith("the command line"):
+            source = "--python"
         return Interpreter(configured, f"set by {source}" if source and source != "default" else "set")
     active = environ.get("VIRTUAL_ENV")
     if active and (found := venv_python(Path(active))) is not None:

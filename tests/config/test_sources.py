@@ -31,6 +31,8 @@ SAMPLES = {
     "iterator_examples": ("false", False),
     "sandbox": ("docker", "docker"),
     "job_timeout": ("4", 4.0),
+    "project_tests": ("false", False),
+    "test_timeout": ("30", 30.0),
     "python": (sys.executable, sys.executable),
     "diagnostics": ("false", False),
 }

@@ -80,7 +80,7 @@ def test_prints_a_diff_and_leaves_the_file_alone(openai_server: FakeOpenAI, proj
     assert "+    return round(math.pi * r * r)\n" in result.stdout
     assert project.read_text() == STUBS
     assert "area: attempt 1/3: generating" in result.stderr
-    assert "passed: area: doctests pass after 1 attempt(s)" in result.stderr
+    assert "passed: area: 2 examples pass after 1 attempt(s)" in result.stderr
 
 
 def test_write_applies_only_the_body_and_keeps_the_mode(openai_server: FakeOpenAI, project: Path) -> None:
@@ -215,5 +215,5 @@ def test_a_written_function_is_checked_first_and_fixed_only_if_it_fails(
     assert "    return round(math.pi * r * r)\n" in project.read_text()
 
     again = generate(openai_server, f"{project}::area", "--write")
-    assert again.returncode == 0 and "the doctests already pass; nothing to change" in again.stderr
+    assert again.returncode == 0 and "2 examples already pass; nothing to change" in again.stderr
     assert len(openai_server.chat_requests) == 1

@@ -7,6 +7,8 @@ so any disagreement with pycapsule is pycapsule's.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from textwrap import dedent
 
@@ -746,3 +748,91 @@ def broken_conftest(root: Path, when: str) -> Path:
         ''',
     })
     return root / "store" / "query.py"
+
+
+STATS_CORE = '''
+    import unitconv
+
+
+    def percent(part, whole):
+        """Share as a whole percentage string (one weak example).
+
+        >>> percent(1, 2)
+        '50%'
+        """
+        ...
+
+
+    def clamp(x, lo, hi):
+        """Limit x to the range [lo, hi] (no example at all)."""
+        ...
+
+
+    def mean(values):
+        """The arithmetic mean.
+
+        >>> mean([1, 2, 3])
+        2.0
+        """
+        return sum(values) / len(values)
+'''
+
+STATS_TESTS = '''
+    import os
+
+    import pytest
+
+    from stats.core import clamp, mean, percent
+
+
+    def test_percent_rounds_down():
+        assert percent(1, 3) == "33%"
+
+
+    def test_percent_of_the_whole():
+        assert percent(2, 2) == "100%"
+
+
+    @pytest.fixture
+    def bounds():
+        return (0, 3)
+
+
+    def test_clamp_above(bounds):
+        assert clamp(5, *bounds) == 3
+
+
+    def test_clamp_below(bounds):
+        assert clamp(-1, *bounds) == 0
+
+
+    def test_clamp_inside(bounds):
+        assert clamp(2, *bounds) == 2
+
+
+    def test_mean_of_one():
+        assert mean([4]) == 4.0
+
+
+    def test_unrelated_and_already_failing():
+        assert os.sep == "no such separator"
+'''
+
+
+def project_with_tests_and_venv(root: Path, pytest_site: str | None = None) -> Path:
+    """`src/stats/core.py`, whose module imports `unitconv`, a package only the project's `.venv` holds;
+    `tests/test_core.py` tests its functions with pytest (and holds one unrelated test that always fails).
+    The venv is made without pip; `pytest_site` (a folder holding pytest) is added to it by a .pth file, as
+    a `pip install pytest` would make it importable there."""
+    write_tree(root, {
+        "pyproject.toml": '[project]\nname = "stats"\nversion = "0"\n',
+        "src/stats/__init__.py": "",
+        "src/stats/core.py": STATS_CORE,
+        "tests/test_core.py": STATS_TESTS,
+    })
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
+    [site] = (root / ".venv").glob("lib/python3*/site-packages")
+    write_tree(site, {"unitconv/__init__.py": 'PERCENT = "%"\n'})
+    if pytest_site is not None:
+        (site / "zz_pytest.pth").write_text(pytest_site + "\n")
+    return root / "src/stats/core.py"

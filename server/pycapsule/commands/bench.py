@@ -230,13 +230,16 @@ def _run(
     """Run `tasks`; the closing line counts the records of `scope` (the tasks within --limit) only."""
     from pycapsule.engine import Engine
     from pycapsule.history import History
+    from pycapsule.interpreter import Interpreter
 
     began = time.monotonic()
     code = 0
     sandbox_name = manifest.get("sandbox")
     with (
         tempfile.TemporaryDirectory(prefix="pycapsule-bench-") as scratch,
-        Engine(settings, history=History(Path(scratch) / "history.sqlite3")) as engine,
+        # the sandbox's Python is the `python` setting alone: no environment a shell happens to activate
+        Engine(settings, history=History(Path(scratch) / "history.sqlite3"),
+               interpreter=Interpreter(settings.python, "the bench's `python` setting")) as engine,
     ):
         try:
             sandbox = engine.sandbox()

@@ -11,13 +11,14 @@ import argparse
 import sys
 
 from pycapsule.commands import SUMMARIES
-from pycapsule.commands.options import Subcommands, add_backend, add_json, add_target
+from pycapsule.commands.options import Subcommands, add_backend, add_json, add_python, add_target
 from pycapsule.commands.output import CommandError, UsageError, print_document, say
 from pycapsule.commands.targets import read_target
 from pycapsule.config import load_settings, project_root
 from pycapsule.doctest_items import qualnames
 from pycapsule.engine import Engine
 from pycapsule.exit_codes import ExitCode
+from pycapsule.interpreter import project_interpreter
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
 from pycapsule.terminal import terminal_safe
@@ -32,6 +33,7 @@ def register(commands: Subcommands) -> None:
     check = commands.add_parser("check", help=SUMMARIES["check"])
     add_target(check)
     add_backend(check)
+    add_python(check)
     add_json(check)
 
 
@@ -53,11 +55,13 @@ def _check(args: argparse.Namespace) -> int:
     path, qualname, source = read.target.path, read.target.qualname, read.source.text
     if qualname is not None and qualname not in qualnames(source):
         raise UsageError(f"there is no function or class named {qualname!r} in {path}")
-    loaded = load_settings(path, {"sandbox": args.backend} if args.backend else None)
+    loaded = load_settings(path, {"sandbox": args.backend, "python": args.python})
     for warning in loaded.warnings:
         say(PREFIX, f"warning: {warning}")
     try:
-        with Engine(loaded.settings, project_root=project_root(path)) as engine:
+        root = project_root(path)
+        interpreter = project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
+        with Engine(loaded.settings, project_root=root, interpreter=interpreter) as engine:
             result = engine.check(source, path, (qualname,) if qualname else None,
                                   None if qualname else max(FILE_TIMEOUT, loaded.settings.job_timeout))
             backend = engine.sandbox().name

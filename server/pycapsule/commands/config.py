@@ -15,8 +15,9 @@ from typing import Any
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands, add_json
-from pycapsule.config import USER_ONLY_KEYS, LoadedSettings, Settings, env_names, load_settings
+from pycapsule.config import USER_ONLY_KEYS, LoadedSettings, Settings, env_names, load_settings, project_root
 from pycapsule.embedded_model.which import endpoint_description
+from pycapsule.interpreter import project_interpreter
 from pycapsule.redact import MASK, mask_credentials
 from pycapsule.terminal import terminal_safe
 
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(terminal_safe(f"pycapsule config: warning: {warning}"), file=sys.stderr)
     endpoint = endpoint_description(loaded.settings)
+    python = project_interpreter(loaded.settings.python, loaded.sources.get("python"), project_root(start))
     user_file = loaded.user_file
     if args.json:
         print(json.dumps({
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             "user_config_exists": bool(user_file and user_file.is_file()),
             "pyproject": str(loaded.pyproject) if loaded.pyproject else None,
             "endpoint": endpoint,
+            "python": {"path": python.path, "why": python.why},
             "settings": {row.pop("key"): row for row in rows(loaded)},
             "warnings": loaded.warnings,
         }, indent=2))
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         f"  your config file: {user_file}{found}",
         f"  project file:     {loaded.pyproject or '(no pyproject.toml)'}",
         f"  model endpoint:   {endpoint}",
+        f"  python:           {python.describe()}",
         "",
     ]
     table = [(row["key"], "none" if row["value"] is None else str(row["value"]), row["source"])

@@ -35,6 +35,7 @@ from pycapsule.commands.options import (
     add_json,
     add_model,
     add_model_timeouts,
+    add_python,
     add_target,
     setting,
 )
@@ -46,6 +47,7 @@ from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.engine import Engine
 from pycapsule.events import Outcome
 from pycapsule.exit_codes import ExitCode
+from pycapsule.interpreter import project_interpreter
 from pycapsule.signals import handling
 from pycapsule.terminal import terminal_safe
 
@@ -62,6 +64,7 @@ def register(commands: Subcommands) -> None:
     add_model(generate)
     add_model_timeouts(generate)
     add_backend(generate)
+    add_python(generate)
     add_json(generate)
 
 
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         return int(error.code)
 
     overrides = {"max_attempts": args.max_attempts, "model": args.model, "sandbox": args.backend,
-                 "inactivity_timeout": args.inactivity_timeout, "request_timeout": args.request_timeout}
+                 "inactivity_timeout": args.inactivity_timeout, "request_timeout": args.request_timeout,
+                 "python": args.python}
     loaded = load_settings(read.target.path, overrides)
     for warning in loaded.warnings:
         say(PREFIX, warning)
@@ -85,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
         say(PREFIX, f"nothing to do: {read.target.path} has no stub functions.")
     else:
         say(PREFIX, f"model: {endpoint_description(loaded.settings)}")
-    engine = Engine(loaded.settings, project_root=project_root(read.target.path))
+    root = project_root(read.target.path)
+    interpreter = project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
+    say(PREFIX, f"python: {interpreter.describe()}")
+    engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)
         with handling(signal.SIGINT, signal.SIG_IGN):  # a second Ctrl-C must not cost the bodies that passed

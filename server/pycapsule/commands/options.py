@@ -55,6 +55,19 @@ def add_model_timeouts(parser: argparse.ArgumentParser) -> None:
                         help="seconds per attempt for the whole answer, retries included (default 300)")
 
 
+def python_path(text: str) -> object:
+    """--python: a path, relative to the current folder or absolute."""
+    import os
+
+    return setting("python")(os.path.abspath(os.path.expanduser(text)))
+
+
+def add_python(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--python", type=python_path, metavar="PATH",
+                        help="the interpreter whose packages the examples and tests see (default: the active "
+                             "$VIRTUAL_ENV, else the project's .venv or venv, else pycapsule's own)")
+
+
 def add_backend(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",

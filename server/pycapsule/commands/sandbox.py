@@ -10,6 +10,7 @@ from pathlib import Path
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands
 from pycapsule.exit_codes import ExitCode
+from pycapsule.interpreter import Interpreter
 from pycapsule.sandbox.api import SandboxUnavailable
 
 
@@ -65,7 +66,17 @@ def doctor(args: argparse.Namespace) -> int:
             print(f"{name:18} unavailable: {problem}")
     if available.get("bwrap", "") is None:
         print(f"{'bwrap limits':18} {bwrap_whole_job_limit()}")
+    print(f"{'python':18} {here_interpreter().describe()}")
     return ExitCode.OK if working else ExitCode.SANDBOX_UNAVAILABLE
+
+
+def here_interpreter() -> Interpreter:
+    """The interpreter a job for the project in the current folder would run with."""
+    from pycapsule.config import load_settings, project_root
+    from pycapsule.interpreter import project_interpreter
+
+    loaded = load_settings(Path.cwd())
+    return project_interpreter(loaded.settings.python, loaded.sources.get("python"), project_root(Path.cwd()))
 
 
 def bwrap_whole_job_limit() -> str:

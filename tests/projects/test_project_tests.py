@@ -1,0 +1,111 @@
+""""Passed" in a real project means the project's own tests pass too: the tests that name the function
+run with pytest, in the sandbox, with the project's interpreter (its `.venv`, whose programs the host never
+runs), after the examples pass or when there are none. A body that only fits its examples is not written;
+an unrelated or already failing test is never charged to the model; test files are never changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.projects import builders
+from tests.projects.cli import check_json, generate_json, pycapsule
+
+PYTEST_SITE = str(Path(pytest.__file__).resolve().parent.parent)
+FITS_THE_EXAMPLE = "```python\ndef percent(part, whole):\n    return '50%'\n```"
+RIGHT_PERCENT = ("```python\ndef percent(part, whole):\n"
+                 "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n```")
+
+
+@pytest.fixture
+def stats(project: Path) -> Path:
+    return builders.project_with_tests_and_venv(project, PYTEST_SITE)
+
+
+def test_a_body_that_only_fits_its_example_is_not_passed_the_next_that_passes_the_tests_is(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    tests_before = (project / "tests/test_core.py").read_bytes()
+    fake.queue(FITS_THE_EXAMPLE, RIGHT_PERCENT)
+
+    code, report, stderr = generate_json(f"{stats}::percent", tmp_path, fake.base_url, "--write")
+
+    [result] = report["results"]
+    assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
+    assert result["verified_by"] == "1 example + 2 tests (tests/test_core.py)"
+    assert "attempt 1/2: 2 of 2 project tests failed: tests/test_core.py::test_percent_rounds_down" in stderr
+    assert "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n" in stats.read_text()
+    assert (project / "tests/test_core.py").read_bytes() == tests_before
+    assert "test_unrelated_and_already_failing" not in stderr + str(fake.chat_requests[1].body)
+
+
+def test_when_every_answer_fails_the_tests_nothing_is_written(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    before = stats.read_text()
+    fake.queue(FITS_THE_EXAMPLE, FITS_THE_EXAMPLE.replace("'50%'", "str(part * 50) + '%'"))
+    code, report, stderr = generate_json(f"{stats}::percent", tmp_path, fake.base_url, "--write")
+    [result] = report["results"]
+    assert (result["status"], code) == ("gave_up", 1), stderr
+    assert stats.read_text() == before
+
+
+def test_a_function_without_examples_is_verified_by_its_tests(
+        tmp_path: Path, stats: Path, fake: FakeOpenAI) -> None:
+    fake.queue("```python\ndef clamp(x, lo, hi):\n    return max(x, lo)\n```",
+               "```python\ndef clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n```")
+    code, report, stderr = generate_json(f"{stats}::clamp", tmp_path, fake.base_url, "--write")
+    [result] = report["results"]
+    assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
+    assert result["verified_by"] == "3 tests (tests/test_core.py)"
+    assert "1 of 3 project tests failed: tests/test_core.py::test_clamp_above" in stderr
+
+
+def test_a_test_that_already_fails_on_the_file_is_left_out_and_said(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    with (project / "tests/test_core.py").open("a") as tests:
+        tests.write("\n\ndef test_mean_of_nothing():\n    assert mean([]) == 0\n")
+    code, report, stderr = generate_json(f"{stats}::mean", tmp_path, fake.base_url)
+    [result] = report["results"]
+    assert fake.chat_requests == [], "the function passes what is not already failing: no model call"
+    assert (result["status"], code) == ("passed", 0), stderr
+    assert result["verified_by"] == "1 example + 1 test (tests/test_core.py)"
+    assert "mean: already failing, so left out: tests/test_core.py::test_mean_of_nothing" in stderr
+
+
+def test_tests_and_bodies_run_in_the_sandbox_and_write_nothing_outside_the_project(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    canaries = [tmp_path / "written-by-a-test", tmp_path / "written-by-a-body"]
+    with (project / "tests/test_core.py").open("a") as tests:
+        tests.write(f"\n\ndef test_clamp_and_escape():\n    open({str(canaries[0])!r}, 'w').close()\n"
+                    "    assert clamp(1, 0, 3) == 1\n")
+    fake.queue(f"```python\ndef clamp(x, lo, hi):\n    open({str(canaries[1])!r}, 'w').close()\n"
+               "    return min(max(x, lo), hi)\n```")
+    _, report, stderr = generate_json(f"{stats}::clamp", tmp_path, fake.base_url, "--max-attempts", "1")
+    assert [r["status"] for r in report["results"]] == ["gave_up"], stderr
+    assert not any(canary.exists() for canary in canaries)
+
+
+def test_the_projects_venv_is_used_and_none_of_its_programs_runs_on_the_host(
+        tmp_path: Path, project: Path, stats: Path) -> None:
+    canary = tmp_path / "written-by-the-venv"
+    [site] = (project / ".venv").glob("lib/python3*/site-packages")
+    (site / "aa_hostile.pth").write_text(f"import os; open({str(canary)!r}, 'w').close()\n")
+
+    code, report = check_json(f"{stats}::mean", tmp_path)
+    assert (code, [f["failed"] for f in report["functions"]]) == (0, [0]), report
+    shown = pycapsule("config", str(project), home=tmp_path).stdout
+    assert f"python:           {project / '.venv/bin/python'} (.venv at the project root)" in shown
+    assert not canary.exists()
+
+
+def test_a_missing_package_is_one_sentence_naming_the_interpreter_before_any_model_call(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    plain = "/usr/bin/python3" if Path("/usr/bin/python3").is_file() else None
+    if plain is None:
+        pytest.skip("needs a system Python at /usr/bin/python3 without the project's packages")
+    _, report, _ = generate_json(f"{stats}::percent", tmp_path, fake.base_url, "--python", plain)
+    [result] = report["results"]
+    assert fake.chat_requests == []
+    assert result["status"] == "error" and "\n" not in result["message"]
+    assert f"unitconv is not installed for {plain} (set by --python)" in result["message"]
