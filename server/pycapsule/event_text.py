@@ -88,9 +88,10 @@ def outcome_line(outcome: Outcome) -> str:
 def run_summary(name: str, outcome: Outcome) -> str:
     """The end of one function in an editor, once its edit (if any) is applied."""
     if outcome.status == "passed":
+        what = outcome.verified_by or "its doctests"
         if not outcome.edits:
-            return f"`{name}` already passes its doctests"
-        return f"`{name}` passes its doctests (attempt {outcome.attempts})"
+            return f"`{name}` already passes {what}"
+        return f"`{name}` passes {what} (attempt {outcome.attempts})"
     if outcome.status == "not_verified":
         return f"`{name}` filled but not verified: {outcome.message}"
     if outcome.status == "gave_up":

@@ -148,3 +148,20 @@ async def test_a_body_whose_examples_are_all_skipped_is_not_verified(
     uri = open_file(editor, module)
     result = await generate_at(editor, uri, "    ...\n")
     assert result["status"] == "not_verified", result
+
+
+async def test_generate_is_passed_only_when_the_projects_tests_pass(
+        editor: Editor, fake: FakeOpenAI, project: Path):
+    from tests.projects.test_project_tests import FITS_THE_EXAMPLE, PYTEST_SITE, RIGHT_PERCENT
+
+    module = builders.project_with_tests_and_venv(project, PYTEST_SITE)
+    tests_before = (project / "tests/test_core.py").read_bytes()
+    fake.queue(FITS_THE_EXAMPLE, RIGHT_PERCENT)
+    uri = open_file(editor, module)
+
+    result = await generate_at(editor, uri, "    ...\n")
+
+    assert (result["status"], result["attempts"]) == ("passed", 2), result
+    assert "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n" in editor.text(uri)
+    assert result["message"] == "`percent` passes 1 example + 2 tests (tests/test_core.py) (attempt 2)"
+    assert (project / "tests/test_core.py").read_bytes() == tests_before
