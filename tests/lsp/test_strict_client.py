@@ -59,7 +59,7 @@ async def test_a_run_without_progress_support_says_when_it_starts_and_ends(
     assert strict.client.progress_reports == {}, "no work-done progress was declared"
     shown = strict.messages()
     assert any(m.startswith("pycapsule: Generating `add`") for m in shown), shown
-    assert any("`add` passes 2 examples (attempt 1)" in m for m in shown), shown
+    assert any("`add` passes 2 examples (attempt 2)" in m for m in shown), shown
     assert "    return a + b\n" in strict.text(uri)
     [applied] = strict.applied
     assert applied.edit.document_changes is None and applied.edit.changes, "plain changes only"
