@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,12 +92,11 @@ def _never_entered(folder: Path) -> bool:
 def tests_naming(path: Path, capsule: Capsule, module_name: str) -> list[str]:
     """The test functions of the file at `path` that exercise `capsule`, as node ids within the file."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
-        tree = parse_source(path.read_text(encoding="utf-8", errors="replace"), str(path))
-    except (OSError, SyntaxError, ValueError):
+        stat = path.stat()
+    except OSError:
         return []
-    if not _imports_from(tree, module_name, capsule):
+    tree = _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+    if tree is None or not _imports_from(tree, module_name, capsule):
         return []
     classes = capsule.class_names
     if classes and classes[-1] not in _names(tree):
@@ -113,6 +113,17 @@ def tests_naming(path: Path, capsule: Capsule, module_name: str) -> list[str]:
             own = wanted | {m.name for m in methods if m not in tests and _uses(m, wanted)}
             found += [f"{node.name}::{m.name}" for m in tests if _uses(m, own)]
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
+    """The test file's syntax tree, read again only when the file changes (a language server asks often)."""
+    if size > MAX_FILE_BYTES:
+        return None
+    try:
+        return parse_source(Path(path).read_text(encoding="utf-8", errors="replace"), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
 
 
 def _imports_from(tree: ast.Module, module_name: str, capsule: Capsule) -> bool:

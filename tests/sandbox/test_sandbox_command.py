@@ -17,7 +17,8 @@ def test_doctor_says_which_backends_work_and_why_not() -> None:
     assert done.returncode == 0
     lines = {line[:18].strip(): line for line in done.stdout.splitlines()}
     assert lines["bwrap"].endswith("works here")
-    assert set(lines) == {"bwrap", "docker", "unsafe-subprocess", "bwrap limits"}
+    assert set(lines) == {"bwrap", "docker", "unsafe-subprocess", "bwrap limits", "python"}
+    assert lines["python"][18:].startswith(("/", "the Python running pycapsule")), lines["python"]
 
 
 def test_doctor_says_which_whole_sandbox_limit_is_in_force() -> None:

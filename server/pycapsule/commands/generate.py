@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         say(PREFIX, f"model: {endpoint_description(loaded.settings)}")
     root = project_root(read.target.path)
     interpreter = project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
-    say(PREFIX, f"python: {interpreter.describe()}")
+    if qualnames:
+        say(PREFIX, f"python: {interpreter.describe()}")
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)
