@@ -18,7 +18,7 @@ def test_doctor_says_which_backends_work_and_why_not() -> None:
     lines = {line[:18].strip(): line for line in done.stdout.splitlines()}
     assert lines["bwrap"].endswith("works here")
     assert set(lines) == {"bwrap", "docker", "unsafe-subprocess", "bwrap limits", "python"}
-    assert lines["python"][18:].startswith(("/", "the Python running pycapsule")), lines["python"]
+    assert lines["python"][18:].strip().startswith(("/", "the Python running pycapsule")), lines["python"]
 
 
 def test_doctor_says_which_whole_sandbox_limit_is_in_force() -> None:
