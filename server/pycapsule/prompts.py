@@ -18,6 +18,20 @@ if TYPE_CHECKING:
 # the embedded 0.5B model 7 HumanEval tasks at the first attempt (docs/results/system-prompt-ab).
 SYSTEM_PROMPT: str | None = None
 _DEFINITION_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence that no line of `text` can close (CommonMark): longer than any run of backticks in
+    it, and at least three. A docstring may hold fenced examples of its own."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(code: str) -> str:
+    """`code` (no trailing newline) in a Python code block its content cannot close."""
+    fence = code_fence(code)
+    return f"{fence}python\n{code}\n{fence}"
 
 
 def _head(capsule: Capsule) -> str:
@@ -38,15 +52,16 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
     if "." in capsule.qualname:
         owner = capsule.qualname.rsplit(".", 1)[0]
         where = f" (it is `{capsule.qualname}`, defined inside `{owner}`)"
-    task = f"Complete this Python function{where}:\n```python\n{function_task(capsule)}```\n"
+    code = function_task(capsule).removesuffix("\n")
+    task = f"Complete this Python function{where}:\n{fenced(code)}\n"
     context = (context or "").strip()
     if not context:
         return task
     if context_goes_first(context):
         return ("The function below can use these names from its module (they exist already; do not repeat "
-                f"them):\n```python\n{context}\n```\n\n{task}")
+                f"them):\n{fenced(context)}\n\n{task}")
     return f"{task}\nIt can use these names from its module (they exist already; do not repeat them):\n" \
-           f"```python\n{context}\n```\n"
+           f"{fenced(context)}\n"
 
 
 def context_goes_first(context: str) -> bool:
@@ -93,7 +108,7 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
     messages = generate_messages(capsule, context)
     turns = (*history_window, (last_code, condensed_error))
     for index, (code, error) in enumerate(turns):
-        messages.append({"role": "assistant", "content": f"```python\n{code.strip()}\n```"})
+        messages.append({"role": "assistant", "content": fenced(code.strip())})
         last = index == len(turns) - 1
         messages.append({"role": "user", "content": fix_request(error, repeated if last else None)})
     return messages
@@ -102,7 +117,8 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
 def answer_prefix(capsule: Capsule) -> str:
     """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
     the code block and the function down to its docstring, so the model writes only the body."""
-    return f"```python\n{_head(capsule)}\n"
+    head = _head(capsule)
+    return f"{code_fence(head)}python\n{head}\n"
 
 
 def prefilled(messages: list[Message], prefix: str) -> list[Message]:
