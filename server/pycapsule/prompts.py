@@ -5,9 +5,13 @@ Their wording is part of a bench run's identity (bench/identity.py renders them 
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from pycapsule.debugging.source_text import leading_whitespace, normalize_newlines
 
 if TYPE_CHECKING:
     from pycapsule.capsule import Capsule
@@ -112,6 +116,31 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
         last = index == len(turns) - 1
         messages.append({"role": "user", "content": fix_request(error, repeated if last else None)})
     return messages
+
+
+def keep_signature(capsule: Capsule) -> str:
+    """The sentence that asks for the user's signature after an answer changed it: the whole def line(s),
+    in a code block when they are several."""
+    signature = _def_lines(capsule.header)
+    if "\n" not in signature:
+        return f"Keep this signature exactly: {signature}"
+    return f"Keep this signature exactly:\n{fenced(signature)}"
+
+
+def _def_lines(header: str) -> str:
+    """A header's def line(s) through the colon, decorators left out, the def line's indentation removed."""
+    lines = normalize_newlines(header).strip("\n").split("\n")
+    row = 1
+    try:
+        # A decorator holds no `def` name token (in a string it is part of a string token).
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type == tokenize.NAME and token.string == "def":
+                row = token.start[0]
+                break
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    indent = leading_whitespace(lines[row - 1])
+    return "\n".join(line.removeprefix(indent) for line in lines[row - 1:])
 
 
 def answer_prefix(capsule: Capsule) -> str:

@@ -8,7 +8,7 @@ import re
 
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.context import module_context
-from pycapsule.prompts import answer_prefix, fix_messages, function_task, generate_messages
+from pycapsule.prompts import answer_prefix, fix_messages, function_task, generate_messages, keep_signature
 
 WITH_A_NEIGHBOUR = '''import re
 
@@ -149,3 +149,23 @@ def test_the_answer_prefix_opens_a_block_its_docstring_cannot_close() -> None:
     prefix = answer_prefix(capsule)
     fence = prefix.split("python", 1)[0]
     assert code_blocks(f"{prefix}    return text\n{fence}") == [f"{function_task(capsule)}    return text"]
+
+
+MULTI_LINE_SIGNATURE = '''class Names:
+    @staticmethod
+    @functools.cache
+    def first(
+        names: list[str],
+        default: str = "```",
+    ) -> str | None:
+        """The first name."""
+'''
+
+
+def test_a_changed_signature_is_asked_back_whole_in_a_block_or_on_its_one_line() -> None:
+    sentence = keep_signature(capsule_by_qualname(MULTI_LINE_SIGNATURE, "Names.first"))
+    assert sentence.startswith("Keep this signature exactly:\n")
+    signature = 'def first(\n    names: list[str],\n    default: str = "```",\n) -> str | None:'
+    assert code_blocks(sentence) == [signature]
+    one_line = capsule_by_qualname("@cache\nasync def total(values):  # sum\n    ...\n", "total")
+    assert keep_signature(one_line) == "Keep this signature exactly: async def total(values):"
