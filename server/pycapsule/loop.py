@@ -55,7 +55,14 @@ from pycapsule.executor import Verdict, execute, job_for, judge
 from pycapsule.generators import Returning
 from pycapsule.history import AttemptRecord, History, function_path
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, Programmer, Reply, Retrying, Usage
-from pycapsule.prompts import answer_prefix, fix_messages, prefilled, restart_messages, whole_answer
+from pycapsule.prompts import (
+    answer_prefix,
+    fix_messages,
+    keep_signature,
+    prefilled,
+    restart_messages,
+    whole_answer,
+)
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
 from pycapsule.tests_job import ProjectTests, TestsRun, counted, tests_condensed, tests_headline
 
@@ -322,10 +329,9 @@ class _Run:
             spliced = splice(self.capsule, code)
         except SignatureMismatch as error:
             error = str(error).rstrip(".")
-            signature = self.capsule.header.strip().splitlines()[-1]
             return _Attempt(code, "signature", f"the code does not fit `{name}`: {error}",
-                            f"The code does not fit the function: {error}.{ended.to_model} Keep this "
-                            f"signature exactly: {signature}",
+                            f"The code does not fit the function: {error}.{ended.to_model} "
+                            f"{keep_signature(self.capsule)}",
                             shown=ended.to_user)
         return self._judge_once(attempt, code, spliced.new_source, spliced.edits)
 

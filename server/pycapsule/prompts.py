@@ -5,9 +5,13 @@ Their wording is part of a bench run's identity (bench/identity.py renders them 
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from pycapsule.debugging.source_text import leading_whitespace, normalize_newlines
 
 if TYPE_CHECKING:
     from pycapsule.capsule import Capsule
@@ -18,6 +22,20 @@ if TYPE_CHECKING:
 # the embedded 0.5B model 7 HumanEval tasks at the first attempt (docs/results/system-prompt-ab).
 SYSTEM_PROMPT: str | None = None
 _DEFINITION_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\s", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence that no line of `text` can close (CommonMark): longer than any run of backticks in
+    it, and at least three. A docstring may hold fenced examples of its own."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(code: str) -> str:
+    """`code` (no trailing newline) in a Python code block its content cannot close."""
+    fence = code_fence(code)
+    return f"{fence}python\n{code}\n{fence}"
 
 
 def _head(capsule: Capsule) -> str:
@@ -38,15 +56,16 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
     if "." in capsule.qualname:
         owner = capsule.qualname.rsplit(".", 1)[0]
         where = f" (it is `{capsule.qualname}`, defined inside `{owner}`)"
-    task = f"Complete this Python function{where}:\n```python\n{function_task(capsule)}```\n"
+    code = function_task(capsule).removesuffix("\n")
+    task = f"Complete this Python function{where}:\n{fenced(code)}\n"
     context = (context or "").strip()
     if not context:
         return task
     if context_goes_first(context):
         return ("The function below can use these names from its module (they exist already; do not repeat "
-                f"them):\n```python\n{context}\n```\n\n{task}")
+                f"them):\n{fenced(context)}\n\n{task}")
     return f"{task}\nIt can use these names from its module (they exist already; do not repeat them):\n" \
-           f"```python\n{context}\n```\n"
+           f"{fenced(context)}\n"
 
 
 def context_goes_first(context: str) -> bool:
@@ -93,16 +112,42 @@ def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence
     messages = generate_messages(capsule, context)
     turns = (*history_window, (last_code, condensed_error))
     for index, (code, error) in enumerate(turns):
-        messages.append({"role": "assistant", "content": f"```python\n{code.strip()}\n```"})
+        messages.append({"role": "assistant", "content": fenced(code.strip())})
         last = index == len(turns) - 1
         messages.append({"role": "user", "content": fix_request(error, repeated if last else None)})
     return messages
 
 
+def keep_signature(capsule: Capsule) -> str:
+    """The sentence that asks for the user's signature after an answer changed it: the whole def line(s),
+    in a code block when they are several."""
+    signature = _def_lines(capsule.header)
+    if "\n" not in signature:
+        return f"Keep this signature exactly: {signature}"
+    return f"Keep this signature exactly:\n{fenced(signature)}"
+
+
+def _def_lines(header: str) -> str:
+    """A header's def line(s) through the colon, decorators left out, the def line's indentation removed."""
+    lines = normalize_newlines(header).strip("\n").split("\n")
+    row = 1
+    try:
+        # A decorator holds no `def` name token (in a string it is part of a string token).
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type == tokenize.NAME and token.string == "def":
+                row = token.start[0]
+                break
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    indent = leading_whitespace(lines[row - 1])
+    return "\n".join(line.removeprefix(indent) for line in lines[row - 1:])
+
+
 def answer_prefix(capsule: Capsule) -> str:
     """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
     the code block and the function down to its docstring, so the model writes only the body."""
-    return f"```python\n{_head(capsule)}\n"
+    head = _head(capsule)
+    return f"{code_fence(head)}python\n{head}\n"
 
 
 def prefilled(messages: list[Message], prefix: str) -> list[Message]:

@@ -201,6 +201,57 @@ def test_a_changed_signature_is_a_failed_attempt(
     assert "def add(a, b):" in openai_server.chat_requests[1].messages[-1]["content"]
 
 
+MULTI_LINE_SIGNATURE = '''def pick(
+    values: list[int],
+    default: int | None = None,
+) -> int | None:
+    """The first value, or `default`.
+
+    >>> pick([3, 4])
+    3
+    """
+    ...
+'''
+
+
+def test_a_changed_multi_line_signature_is_quoted_whole_in_the_retry(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "picks.py"
+    path.write_text(MULTI_LINE_SIGNATURE)
+    right = "```python\ndef pick(values, default=None):\n    return values[0] if values else default\n```"
+    openai_server.queue("```python\ndef pick(values):\n    return values[0]\n```", right)
+    events, outcome = run(openai_server, sandbox, path, "pick", restart_after=1)
+    assert outcome.status == "passed"
+    assert finished_attempts(events)[0].verdict == "signature" and modes(events) == ["generate", "fix"]
+    retry = openai_server.chat_requests[1].messages[-1]["content"]
+    signature = MULTI_LINE_SIGNATURE.split(":\n", 1)[0] + ":"
+    assert f"Keep this signature exactly:\n```python\n{signature}\n```\n" in retry
+
+
+FENCED_EXAMPLE = '''def slug(text: str) -> str:
+    """The words of `text`, lower-cased and joined by hyphens.
+
+    ```pycon
+    >>> slug("Hello World")
+    'hello-world'
+
+    ```
+    """
+    ...
+'''
+
+
+def test_an_answer_that_repeats_a_fenced_example_of_the_docstring_passes_at_the_first_attempt(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "slugs.py"
+    path.write_text(FENCED_EXAMPLE)
+    solved = FENCED_EXAMPLE.replace("    ...", '    return "-".join(text.lower().split())')
+    openai_server.queue(f"Here is the function:\n\n```python\n{solved}```\n")
+    _, outcome = run(openai_server, sandbox, path, "slug")
+    assert outcome.status == "passed" and outcome.attempts == 1
+    assert outcome.new_source == solved
+
+
 @pytest.mark.parametrize("failure", [Error(500, "overloaded"), Error(429, "quota")])
 def test_model_failures_end_with_one_line_and_no_change(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, failure: object) -> None:

@@ -107,6 +107,44 @@ HYPOT = '''def hypot(a, b):
 '''
 
 
+# Docstrings that hold fenced examples (Markdown, as many libraries write them); a reply repeats them.
+SLUG = '''def slug(text: str) -> str:
+    """The words of `text`, lower-cased and joined by hyphens.
+
+    ```pycon
+    >>> slug("Hello World")
+    'hello-world'
+
+    ```
+    """
+    ...
+'''
+
+INITIALS = '''def initials(name):
+    """The first letter of each word.
+
+    ~~~pycon
+    >>> initials("Ada Lovelace")
+    'AL'
+
+    ~~~
+    """
+'''
+
+FENCE_OF = '''def fence_of(code):
+    """A backtick fence `code` cannot close.
+
+    ````pycon
+    >>> fence_of("```")
+    '````'
+
+    ````
+    """
+'''
+
+SLUG_BODY = '    return "-".join(text.lower().split())\n'
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -508,5 +546,50 @@ CASES = [
         "add",
         f"{FENCE}python\nadd = lambda a, b: a + b\n{FENCE}",
         body_has=("a + b",),
+    ),
+    Case(
+        "docstring-fence-repeated",
+        SLUG,
+        "slug",
+        f"Here it is:\n{FENCE}python\n{SLUG.replace('    ...', SLUG_BODY.rstrip())}{FENCE}",
+        body_has=(SLUG_BODY,),
+    ),
+    Case(
+        "docstring-fence-unindented-by-the-reply",
+        SLUG,
+        "slug",
+        f"{FENCE}python\n{SLUG.replace('    ...', SLUG_BODY.rstrip()).replace('    ```', '```')}{FENCE}\n",
+        body_has=(SLUG_BODY,),
+    ),
+    Case(
+        "docstring-fence-in-an-unfenced-reply",
+        SLUG,
+        "slug",
+        SLUG.replace("    ...", SLUG_BODY.rstrip()),
+        body_has=(SLUG_BODY,),
+    ),
+    Case(
+        "docstring-fence-in-an-unterminated-block-after-an-import-block",
+        SLUG,
+        "slug",
+        f"{FENCE}python\nimport re\n{FENCE}\n\n{FENCE}python\n"
+        + SLUG.replace("    ...", '    return "-".join(re.findall(r"\\w+", text.lower()))'),
+        body_has=('    return "-".join(re.findall(r"\\w+", text.lower()))\n',),
+        imports=("import re",),
+    ),
+    Case(
+        "docstring-tilde-fence-in-a-tilde-reply",
+        INITIALS,
+        "initials",
+        f"~~~python\n{INITIALS}    return ''.join(word[0] for word in name.split())\n~~~\n",
+        body_has=("    return ''.join(word[0] for word in name.split())\n",),
+    ),
+    Case(
+        "docstring-four-backtick-fence-unindented-by-the-reply",
+        FENCE_OF,
+        "fence_of",
+        f"{FENCE}python\n{FENCE_OF.replace('    ````', '````')}    return '`' * max(3, code.count('`') + 1)\n"
+        f"{FENCE}\n",
+        body_has=("    return '`' * max(3, code.count('`') + 1)\n",),
     ),
 ]
