@@ -167,6 +167,17 @@ def test_any_file_gets_a_report_or_one_line(tmp_path: Path, content: bytes, comm
     one_line_or_report(pycapsule(command, str(module), "--backend", "bwrap"))
 
 
+@pytest.mark.parametrize("command", ["check", "generate"])
+def test_a_file_that_is_not_utf8_is_a_usage_error_in_one_sentence(tmp_path: Path, command: str) -> None:
+    module = tmp_path / "latin1.py"
+    module.write_bytes("def f():\n    return 'café'\n".encode("latin-1"))  # and no coding comment
+    done = pycapsule(command, str(module), "--backend", "bwrap")
+    one_line_or_report(done)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{module} cannot be decoded: byte 0xe9 on line 2 is not UTF-8 (save the file as UTF-8, or name " \
+           "its encoding in a coding comment)" in done.stderr
+
+
 def test_a_fifo_or_a_device_is_refused_in_one_line(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.py"
     os.mkfifo(fifo)
