@@ -136,8 +136,22 @@ def read_source_file(path: Path, data: bytes | None = None) -> SourceFile:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as error:
-        raise CapsuleError(f"{path} cannot be decoded: {error}.") from None
+        raise CapsuleError(f"{path} cannot be decoded: {_undecodable(data, error)}.") from None
     return SourceFile(text=text, encoding=encoding)
+
+
+def _undecodable(data: bytes, error: Exception) -> str:
+    """Why `data` is not text, in words: the first byte its encoding rejects and its line, or the coding
+    comment's problem (tokenize calls bytes that are not UTF-8 "invalid or missing encoding declaration")."""
+    if not isinstance(error, UnicodeDecodeError):
+        try:
+            data.decode("utf-8")
+            return str(error)  # an unknown encoding, or a coding comment that contradicts the BOM
+        except UnicodeDecodeError as not_utf8:
+            error = not_utf8
+    line = data.count(b"\n", 0, error.start) + 1
+    return (f"byte 0x{data[error.start]:02x} on line {line} is not {error.encoding.upper()} (save the file "
+            "as UTF-8, or name its encoding in a coding comment)")
 
 
 class FileChangedError(Exception):

@@ -3,10 +3,13 @@
 editor's settings). The table of every setting, its variable, type and default: docs/generate.md.
 
 The trust rule: a project's file comes with the repository, so it may tune the loop but never decide
-where code runs or what is sent where. The keys in `USER_ONLY_KEYS` are read only from the user's own
-configuration (the config file in the platform's config dir, or $PYCAPSULE_CONFIG; the environment;
-the command line; the editor's user settings); a project file that sets one gets a one-line warning
-naming the key and the file, and is otherwise ignored.
+where code runs, what is sent where, which model answers, or how much of the user's money and time a
+run may spend. The keys in `USER_ONLY_KEYS` are read only from the user's own configuration (the
+config file in the platform's config dir, or $PYCAPSULE_CONFIG; the environment; the command line;
+the editor's settings); a project file that sets one gets a one-line warning naming the key and the
+file, and is otherwise ignored. The limits in `LIMIT_KEYS` a project's file may lower but not raise:
+a value above the user's own (their config file's, else the default) is replaced by it, with a
+one-line warning naming the key, the file and the value used.
 
 One validation rule, `Settings` itself (strict: `true` is not a number, no infinities or NaN; the
 environment's text is read as the setting's type). A bad value from a file, the environment or the
@@ -171,8 +174,20 @@ def endpoint_problem(settings: Settings) -> str | None:
 
 DEFAULTS = Settings()
 _KEYS = frozenset(Settings.model_fields)
-USER_ONLY_KEYS = frozenset({"sandbox", "base_url", "api_key_env", "python"})
-"""Settings that widen what runs where or what is sent: never taken from a project's file."""
+_WHERE_CODE_GOES = "a project may not choose where code runs or what is sent"
+_THE_MODEL = "the model is yours to choose, not a project's"
+_USER_ONLY_REASONS = {
+    "sandbox": _WHERE_CODE_GOES, "base_url": _WHERE_CODE_GOES, "api_key_env": _WHERE_CODE_GOES,
+    "python": _WHERE_CODE_GOES, "model": _THE_MODEL, "embedded_model_size": _THE_MODEL,
+}
+USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
+"""Settings that widen what runs where or what is sent, or choose the model: never taken from a
+project's file."""
+LIMIT_KEYS = frozenset({"max_attempts", "max_tokens", "model_retries", "history_window", "request_timeout",
+                        "inactivity_timeout", "retry_backoff", "retry_after_cap", "job_timeout",
+                        "test_timeout"})
+"""What a run may spend of the user's money (requests, tokens sent and received) or time (waits,
+timeouts): a project's file may lower these, never raise them above the user's own value."""
 CONFIG_ENV = "PYCAPSULE_CONFIG"
 ENV_PREFIX = "PYCAPSULE_"
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
@@ -265,12 +280,14 @@ def _from_pyproject(path: Path, warnings: list[str], user_file: Path) -> dict[st
         warnings.append(f"[tool.pycapsule] in {path} is not a table; it is ignored.")
         return {}
     for key in [k for k in table if snake_case(str(k)) in USER_ONLY_KEYS]:
-        warnings.append(
-            f"Setting '{key}' in {path} is ignored: a project may not choose where code runs or what "
-            f"is sent; set it in your own configuration ({user_file}, the environment, the "
-            "command line or your editor's user settings)."
-        )
+        reason = _USER_ONLY_REASONS[snake_case(str(key))]
+        warnings.append(f"Setting '{key}' in {path} is ignored: {reason}; set it in {_yours(user_file)}.")
     return {k: v for k, v in table.items() if snake_case(str(k)) not in USER_ONLY_KEYS}
+
+
+def _yours(user_file: Path) -> str:
+    return (f"your own configuration ({user_file}, the environment, the command line or your editor's "
+            "user settings)")
 
 
 def _from_user_file(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -302,12 +319,22 @@ def _one_line(error: object) -> str:
 
 
 @dataclass(frozen=True)
+class _Layer:
+    source: str
+    values: Mapping[str, Any]
+    from_text: bool = False
+    """The environment's values are text, read as the setting's type."""
+    project: bool = False
+    """The project's file: its limits may only be lowered."""
+
+
+@dataclass(frozen=True)
 class _Candidate:
     source: str
     raw_key: str
     value: Any
     from_text: bool
-    """The environment's values are text, read as the setting's type."""
+    project: bool
 
 
 def _problem(key: str, value: Any, from_text: bool) -> tuple[str | None, Any]:
@@ -346,26 +373,63 @@ def _described(key: str, value: Any, source: str) -> str:
     return f"the default {shown}" if source == DEFAULT_SOURCE else f"{shown} from {source}"
 
 
-def _resolve(layers: list[tuple[str, Mapping[str, Any], bool]], warnings: list[str]
-             ) -> tuple[Settings, dict[str, str]]:
-    """The strongest valid value of each key; a warning for each invalid one."""
+def _candidates(layers: list[_Layer], warnings: list[str]) -> dict[str, list[_Candidate]]:
+    """Each known key's values, weakest first; a warning for each unknown key."""
     candidates: dict[str, list[_Candidate]] = {}
-    for source, values, from_text in layers:
-        for raw_key, value in values.items():
+    for layer in layers:
+        for raw_key, value in layer.values.items():
             key = snake_case(str(raw_key))
             if key not in _KEYS:
-                warnings.append(f"Unknown setting '{raw_key}' in {source} is ignored.")
+                warnings.append(f"Unknown setting '{raw_key}' in {layer.source} is ignored.")
             elif value is not None:
-                candidates.setdefault(key, []).append(_Candidate(source, str(raw_key), value, from_text))
+                candidate = _Candidate(layer.source, str(raw_key), value, layer.from_text, layer.project)
+                candidates.setdefault(key, []).append(candidate)
+    return candidates
+
+
+def _named(key: str, candidate: _Candidate) -> str:
+    """The key as written, and as documented when they differ."""
+    return f"'{key}'" if candidate.raw_key == key else f"'{candidate.raw_key}' ({key})"
+
+
+def _users_limit(key: str, weaker: list[_Candidate]) -> tuple[Any, str]:
+    """The user's own value of a limit under the project's file (their config file's), else the default."""
+    for candidate in weaker:
+        problem, value = _problem(key, candidate.value, candidate.from_text)
+        if problem is None:
+            return value, candidate.source
+    return getattr(DEFAULTS, key), DEFAULT_SOURCE
+
+
+def _capped(key: str, candidate: _Candidate, value: Any, weaker: list[_Candidate], warnings: list[str],
+            user_file: Path) -> tuple[Any, str]:
+    """The value and source used: a project's limit above the user's own is replaced by it, with a warning."""
+    if not (candidate.project and key in LIMIT_KEYS):
+        return value, candidate.source
+    limit, limit_source = _users_limit(key, weaker)
+    if value <= limit:
+        return value, candidate.source
+    warnings.append(f"Setting {_named(key, candidate)} = {_shown(key, value)} in {candidate.source} is "
+                    f"lowered to {_described(key, limit, limit_source)}: a project may lower a cost or time "
+                    f"limit but never raise it; to allow more, set it in {_yours(user_file)}.")
+    return limit, limit_source
+
+
+def _resolve(layers: list[_Layer], warnings: list[str], user_file: Path) -> tuple[Settings, dict[str, str]]:
+    """The strongest valid value of each key, a project's limits capped at the user's; a warning for each
+    invalid or capped one."""
+    candidates = _candidates(layers, warnings)
     chosen: dict[str, Any] = {}
     sources: dict[str, str] = {}
     blocked_url: Any = None
     for key in Settings.model_fields:
         invalid: list[tuple[_Candidate, str]] = []
-        for candidate in reversed(candidates.get(key, [])):  # the strongest first
+        ranked = list(reversed(candidates.get(key, [])))  # the strongest first
+        for position, candidate in enumerate(ranked):
             problem, value = _problem(key, candidate.value, candidate.from_text)
             if problem is None:
-                chosen[key], sources[key] = value, candidate.source
+                weaker = ranked[position + 1:]
+                chosen[key], sources[key] = _capped(key, candidate, value, weaker, warnings, user_file)
                 break
             invalid.append((candidate, problem))
             if key == "base_url" and len(invalid) == 1:
@@ -378,9 +442,7 @@ def _resolve(layers: list[tuple[str, Mapping[str, Any], bool]], warnings: list[s
                 used = "no model is asked until it is fixed"
             else:
                 used = "using " + _described(key, chosen.get(key, getattr(DEFAULTS, key)), sources[key])
-            raw = candidate.raw_key
-            named = f"'{key}'" if raw == key else f"'{raw}' ({key})"  # as written, and as documented
-            warnings.append(f"Setting {named} = {_shown(key, candidate.value)} from "
+            warnings.append(f"Setting {_named(key, candidate)} = {_shown(key, candidate.value)} from "
                             f"{candidate.source} is invalid ({problem}); {used}.")
     settings = Settings.model_validate(chosen)
     if blocked_url is not None:
@@ -430,16 +492,16 @@ def load_settings(
             )
             for k in [k for k in values if snake_case(str(k)) == "api_key"]:
                 values.pop(k)
-    layers: list[tuple[str, Mapping[str, Any], bool]] = [
-        (str(user_file), user_values, False),
-        (str(pyproject) if pyproject else "pyproject.toml", file_values, False),
-        *((source, values, True) for source, values in _from_environment(environ, key_env)),
+    layers = [
+        _Layer(str(user_file), user_values),
+        _Layer(str(pyproject) if pyproject else "pyproject.toml", file_values, project=True),
+        *(_Layer(source, values, from_text=True) for source, values in _from_environment(environ, key_env)),
     ]
     if overrides_source == "the command line":
-        layers += [(_flag_source(snake_case(str(k))), {k: v}, False) for k, v in override_values.items()]
+        layers += [_Layer(_flag_source(snake_case(str(k))), {k: v}) for k, v in override_values.items()]
     else:
-        layers.append((overrides_source, override_values, False))
-    settings, sources = _resolve(layers, warnings)
+        layers.append(_Layer(overrides_source, override_values))
+    settings, sources = _resolve(layers, warnings, user_file)
     return LoadedSettings(settings, warnings, pyproject, sources, user_file)
 
 

@@ -22,8 +22,8 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.FAILED: "the code is not right yet: a doctest failed, a target did not pass (gave up, not "
                      "verified, the model's answer was unusable), the file has a syntax error, or the "
                      "result could not be written",
-    ExitCode.USAGE: "usage error: a bad option or option value, no such file, no such function, an "
-                    "unknown sandbox backend",
+    ExitCode.USAGE: "usage error: a bad option or option value, no such file, a file that cannot be "
+                    "decoded, no such function, an unknown sandbox backend",
     ExitCode.MODEL_UNAVAILABLE: "the model could not be used: endpoint unreachable or refusing the key, "
                                 "the embedded model could not start",
     ExitCode.SANDBOX_UNAVAILABLE: "no sandbox to run code in: the chosen or every backend does not work "

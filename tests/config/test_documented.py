@@ -1,12 +1,12 @@
 """docs/generate.md holds the one table of settings: every setting, its variable, its default and
-whether a project's file may set it, as the code has them."""
+whether a project's file may set it (or only lower it), as the code has them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from pycapsule.config import DEFAULTS, USER_ONLY_KEYS, Settings, env_names
+from pycapsule.config import DEFAULTS, LIMIT_KEYS, USER_ONLY_KEYS, Settings, env_names
 
 DOCS = Path(__file__).parents[2] / "docs" / "generate.md"
 
@@ -42,3 +42,4 @@ def test_each_row_says_what_the_code_does(key: str) -> None:
         assert f"`{name}`" in variable
     assert default.strip("`").startswith(shown_default(getattr(DEFAULTS, key)))
     assert from_project.startswith("no") == (key in USER_ONLY_KEYS or key == "api_key")
+    assert from_project.startswith("lower only") == (key in LIMIT_KEYS)

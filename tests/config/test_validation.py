@@ -25,7 +25,7 @@ def project(tmp_path: Path, table: str) -> Path:
     ("inactivity_timeout = -1", "inactivity_timeout"),
     ("diagnostics = 1", "diagnostics"),             # 1 is not true
     ("temperature = '0.5'", "temperature"),         # a file's types are its own: text is not a number
-    ("embedded_model_size = '7b'", "embedded_model_size"),
+    ("answer_prefill = 'sometimes'", "answer_prefill"),  # (embedded_model_size: never from a project)
 ])
 def test_a_bad_value_in_a_file_is_named_with_its_file_and_the_default(
         tmp_path: Path, line: str, key: str) -> None:

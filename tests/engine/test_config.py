@@ -41,7 +41,7 @@ def test_defaults_without_any_configuration(tmp_path: Path) -> None:
 
 
 def test_layers_win_in_order(tmp_path: Path) -> None:
-    module = project(tmp_path, 'max-attempts = 3\nmodel = "from-file"\nrestart_after = 4\njob_timeout = 2.5')
+    module = project(tmp_path, 'max-attempts = 3\nrestart_after = 4\njob_timeout = 2.5')
     environ = {"PYCAPSULE_MODEL": "from-env", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     loaded = load_settings(module, {"maxAttempts": 7, "sandbox": None}, environ)
     s = loaded.settings
@@ -128,12 +128,12 @@ def test_the_users_own_config_file_may_set_the_trusted_keys(tmp_path: Path) -> N
     user_file.write_text('sandbox = "docker"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "MY_KEY"\n'
                          "max_attempts = 2\n")
     (tmp_path / "repo").mkdir()
-    module = project(tmp_path / "repo", "max_attempts = 4")
+    module = project(tmp_path / "repo", "max_attempts = 1")
     loaded = load_settings(module, None, {"PYCAPSULE_CONFIG": str(user_file), "MY_KEY": SECRET})
     s = loaded.settings
     assert (s.sandbox, s.base_url, s.api_key_env) == ("docker", "http://127.0.0.1:9/v1", "MY_KEY")
     assert s.api_key is not None and s.api_key.get_secret_value() == SECRET
-    assert s.max_attempts == 4 and loaded.warnings == []  # the project's file wins for the loop's keys
+    assert s.max_attempts == 1 and loaded.warnings == []  # the project's file may lower the user's limits
 
 
 def test_the_environment_and_the_command_line_may_set_the_trusted_keys(tmp_path: Path) -> None:

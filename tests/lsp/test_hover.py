@@ -1,11 +1,15 @@
 """Hover on a function's name shows its attempt history, newest first; nothing without history;
-an unsaved buffer's history is its own."""
+an unsaved buffer's history is its own. What the history holds (a model's name, the sandbox's error
+text) is untrusted: hover shows it verbatim and it never becomes a link, there or in a message."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from lsprotocol import types
+from markdown_it import MarkdownIt
 
 from tests.lsp.conftest import TEST_OPTIONS
 from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
@@ -15,6 +19,20 @@ from tests.lsp.test_cancel import STUB_LINE
 from tests.lsp.test_code_actions import line_of
 
 DEF_LINE = line_of(ADD_STUB, "def add")
+HOSTILE_MODEL = "m` [run](command:workbench.action.terminal.new) ``<img src=x>`"
+HOSTILE_STUB = '''def echo(text):
+    """
+    >>> echo("`` [open](command:workbench.action.terminal.new) `")
+    'no'
+    """
+    ...
+'''
+HOSTILE_ANSWER = (
+    "```python\ndef echo(text):\n"
+    "    raise ValueError('[open](command:workbench.action.quit) ` **x**')\n```"
+)
+VSCODE_LINK = re.compile(r"\[([^\]]+)\]\(((?:https?://|command:|file:)[^)\s]+)(?: ([\"'])(.+?)(\3))?\)", re.I)
+"""How VS Code finds links in a notification's text (src/vs/base/common/linkedText.ts)."""
 
 
 async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor, fake: ScriptedModel):
@@ -72,3 +90,31 @@ async def test_unsaved_buffers_show_only_their_own_runs_of_this_session(
         assert await restarted.hover(again, DEF_LINE, 5) is None, "a run from an earlier server start"
     finally:
         await stop_editor(restarted)
+
+
+async def test_untrusted_text_is_shown_verbatim_and_never_as_a_link(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    options = {**TEST_OPTIONS["pycapsule"], "model": HOSTILE_MODEL, "maxAttempts": 1}
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path), options)
+    try:
+        uri = editor.open("echo.py", HOSTILE_STUB)
+        fake.queue(HOSTILE_ANSWER)
+        [action] = await editor.code_actions(uri, line_of(HOSTILE_STUB, "..."))
+        answer = await editor.run(action.command)
+        assert answer["status"] == "gave_up"
+
+        hover = await editor.hover(uri, 0, 5)
+        assert hover is not None and hover.contents.kind == types.MarkupKind.Markdown
+        page = MarkdownIt("commonmark").render(hover.contents.value)
+        assert "<a " not in page and "<img" not in page and "<strong>x" not in page, page
+        shown = re.findall(r"<code>(.*?)</code>", page)
+        assert html.escape(HOSTILE_MODEL) in shown, "the model's name, verbatim"
+        assert any("[open](command:workbench.action.terminal.new)" in html.unescape(code) for code in shown)
+
+        progress = [r.message for reports in editor.client.progress_reports.values() for r in reports]
+        said = [*editor.messages(), *progress, *(s["message"] for s in editor.statuses), answer["message"]]
+        assert any("[open]" in text for text in said), "the failure is quoted"
+        assert not [text for text in said if text and VSCODE_LINK.search(text)]
+    finally:
+        await stop_editor(editor)

@@ -51,6 +51,33 @@ async def test_pyproject_table_sets_the_budget(fake: ScriptedModel, project: Pat
         await stop_editor(editor)
 
 
+async def test_a_project_file_may_not_raise_a_limit_or_choose_the_model(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    """The CLI's trust rule, through the server's own settings path: the project's 50 attempts become the
+    default 3 and its model is ignored, each said in one warning; the editor's values are the user's."""
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[tool.pycapsule]\nmax_attempts = 50\nmodel = "project-model"\n')
+    user_file = str(tmp_path / "no-user-config.toml")
+    env = server_env(fake.base_url, tmp_path, PYCAPSULE_MODEL="", PYCAPSULE_CONFIG=user_file)
+    editor = await start_editor("visual-studio-code", project, env, configuration={"modelRetries": 0})
+    try:
+        fake.queue(*[ADD_WRONG] * 3)
+        result = await run_once(editor, editor.open("mod.py", ADD_STUB))
+        assert (result["status"], result["attempts"]) == ("gave_up", 3)
+        assert {request.body["model"] for request in fake.chat_requests} == {"fake-coder"}, "the endpoint's"
+        warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+        assert any(f"'max_attempts' = 50 in {pyproject} is lowered to the default 3" in m for m in warnings)
+        assert any(f"'model' in {pyproject} is ignored" in m for m in warnings), warnings
+
+        editor.client.set_configuration({"maxAttempts": 4, "modelRetries": 0}, section="pycapsule")
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        fake.queue(*[ADD_WRONG] * 4)
+        assert (await run_once(editor, editor.uri("mod.py")))["attempts"] == 4, "the editor may raise it"
+    finally:
+        await stop_editor(editor)
+
+
 async def test_workspace_configuration_wins_and_is_reloaded(
     fake: ScriptedModel, project: Path, tmp_path: Path
 ):

@@ -3,19 +3,50 @@ drives the terminal, and every file gets a report or a one-line error, never a t
 
 from __future__ import annotations
 
+import doctest
 import io
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
+from pycapsule.commands.progress import LiveProgress
 from pycapsule.commands.progress import PlainProgress as _Progress
 from pycapsule.events import AttemptFinished
 from pycapsule.model_client import Usage
+from pycapsule.sandbox.api import Sandbox
 from pycapsule.terminal import terminal_safe
 
+from .conftest import EVERY_BACKEND, run
+
 ESCAPES = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[H\u202e"
+LONE_SURROGATE = '''
+def as_printed():
+    """A file name read with surrogateescape, printed as it is.
+
+    >>> as_printed()
+    caf\\udce9
+    """
+    print('caf\\udce9')
+
+
+def as_decoded():
+    """
+    >>> as_decoded()
+    café
+    """
+    print('caf\\udce9')
+
+
+def outside_the_escape_range():
+    """
+    >>> outside_the_escape_range()
+    \\ud800
+    """
+    print('\\ud800')
+'''
 
 
 def pycapsule(*args: str) -> subprocess.CompletedProcess[str]:
@@ -31,6 +62,50 @@ def test_terminal_safe_shows_controls_as_escapes_and_keeps_layout() -> None:
     assert terminal_safe("a\tb\r\nc\n") == "a\tb\r\nc\n"
     assert terminal_safe(ESCAPES) == "\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x1b[H\\u202e"
     assert terminal_safe("over\rwrite") == "over\\rwrite"
+
+
+def test_terminal_safe_shows_lone_surrogates_as_escapes() -> None:
+    assert terminal_safe("caf\udce9 \ud800 é 😀") == "caf\\udce9 \\ud800 é 😀"
+
+
+def stock_doctest(source: str) -> dict[str, bool]:
+    """Whether each function's examples pass under the standard library's doctest, run here."""
+    module = types.ModuleType("odd")
+    exec(compile(source, "odd.py", "exec"), module.__dict__)
+    runner = doctest.DocTestRunner()
+    verdicts = {}
+    for test in doctest.DocTestFinder().find(module, "odd"):
+        if test.examples:
+            verdicts[test.name.removeprefix("odd.")] = runner.run(test, out=lambda _: None).failed == 0
+    return verdicts
+
+
+@pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
+def test_a_lone_surrogate_printed_is_judged_as_stock_doctest_judges_it(sandbox: Sandbox) -> None:
+    expected = stock_doctest(LONE_SURROGATE)
+    assert expected == {"as_printed": True, "as_decoded": False, "outside_the_escape_range": True}
+    result = run(sandbox, LONE_SURROGATE, doctest_targets=tuple(expected))
+    assert result.status == "ok", result.detail
+    assert {f.qualname: f.failed == 0 for f in result.functions} == expected
+    [failure] = [failure for f in result.functions for failure in f.failures]
+    assert (failure.expected, failure.got) == ("café\n", "caf\udce9\n")
+
+
+def test_a_lone_surrogate_reaches_the_terminal_as_an_escape(tmp_path: Path) -> None:
+    module = tmp_path / "odd.py"
+    module.write_text(LONE_SURROGATE)
+    strict = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([sys.executable, "-m", "pycapsule", "check", str(module), "--backend", "bwrap"],
+                          capture_output=True, timeout=120, env=strict)
+    assert done.returncode == 1, done.stderr
+    report = done.stdout.decode("utf-8")  # strict: every byte is text
+    assert "FAIL  as_decoded" in report and "caf\\udce9" in report and "Traceback" not in report
+
+
+def test_the_live_progress_shows_emoji_codes_as_text() -> None:
+    stream = io.StringIO()
+    LiveProgress(stream).say("answer: :x: :warning:")
+    assert ":x: :warning:" in stream.getvalue()
 
 
 def test_what_a_job_prints_reaches_the_terminal_escaped(tmp_path: Path) -> None:
@@ -90,6 +165,17 @@ def test_any_file_gets_a_report_or_one_line(tmp_path: Path, content: bytes, comm
     module = tmp_path / "odd.py"
     module.write_bytes(content)
     one_line_or_report(pycapsule(command, str(module), "--backend", "bwrap"))
+
+
+@pytest.mark.parametrize("command", ["check", "generate"])
+def test_a_file_that_is_not_utf8_is_a_usage_error_in_one_sentence(tmp_path: Path, command: str) -> None:
+    module = tmp_path / "latin1.py"
+    module.write_bytes("def f():\n    return 'café'\n".encode("latin-1"))  # and no coding comment
+    done = pycapsule(command, str(module), "--backend", "bwrap")
+    one_line_or_report(done)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{module} cannot be decoded: byte 0xe9 on line 2 is not UTF-8 (save the file as UTF-8, or name " \
+           "its encoding in a coding comment)" in done.stderr
 
 
 def test_a_fifo_or_a_device_is_refused_in_one_line(tmp_path: Path) -> None:

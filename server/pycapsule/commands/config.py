@@ -1,6 +1,7 @@
 """`pycapsule config [PATH] [--json]`: the effective settings for PATH's project and where each came from.
 
-Sources: "default", a config file's path, "$VARIABLE" or the command line. Secrets are never
+Sources: "default", a config file's path, "$VARIABLE" or the command line: where the value used came
+from (a project's limit above the user's own is replaced by it, and a warning says so). Secrets are never
 printed: the API key shows as *** (and the variable it came from), credentials inside base_url are
 masked. Also says which model endpoint these settings use, as a run announces it.
 """
@@ -15,7 +16,15 @@ from typing import Any
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands, add_json
-from pycapsule.config import USER_ONLY_KEYS, LoadedSettings, Settings, env_names, load_settings, project_root
+from pycapsule.config import (
+    LIMIT_KEYS,
+    USER_ONLY_KEYS,
+    LoadedSettings,
+    Settings,
+    env_names,
+    load_settings,
+    project_root,
+)
 from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.interpreter import project_interpreter
 from pycapsule.redact import MASK, mask_credentials
@@ -41,6 +50,7 @@ def rows(loaded: LoadedSettings) -> list[dict[str, Any]]:
             "source": loaded.sources.get(key, "default"),
             "env": list(env_names(key)) or [settings.api_key_env],
             "user_only": key in USER_ONLY_KEYS,
+            "lower_only": key in LIMIT_KEYS,
         }
         for key in Settings.model_fields
     ]

@@ -130,7 +130,7 @@ class LiveProgress(PlainProgress):
         from rich.console import Console
 
         super().__init__(stream)
-        self.console = Console(file=stream, highlight=False)
+        self.console = Console(file=stream, highlight=False, emoji=False)  # ":x:" in a failure stays text
         self.line: _StatusLine | None = None
         self.live: Any = None
 

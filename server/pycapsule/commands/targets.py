@@ -58,8 +58,8 @@ def read_target(text: str, command: str) -> ReadTarget:
         raise UsageError(f"{target.path} cannot be read: {error.strerror or error}") from None
     try:
         source = read_source_file(target.path, data)
-    except CapsuleError as error:  # Python itself calls an undecodable file a syntax error
-        raise CommandError(error.message.rstrip("."), kind="syntax", code=ExitCode.FAILED, line=1) from None
+    except CapsuleError as error:  # not Python text at all: the file given is not one the command can use
+        raise UsageError(error.message.rstrip(".")) from None
     parse_python(source.text, target.path)
     return ReadTarget(target, data, source)
 

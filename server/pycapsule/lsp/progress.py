@@ -1,7 +1,9 @@
 """Work-done progress for one run: created by the server, cancellable from the editor's progress UI.
 
-Clients that cannot show server-initiated progress (no `window.workDoneProgress` capability) get
-none of it; the `pycapsule/status` notification still tells them what is going on.
+Its texts name functions and quote failures, so they pass through `markup.no_links` (VS Code shows
+them in a notification). Clients that cannot show server-initiated progress (no
+`window.workDoneProgress` capability) get none of it; the `pycapsule/status` notification still
+tells them what is going on.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import uuid
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+
+from pycapsule.lsp.markup import no_links
 
 
 class RunProgress:
@@ -29,17 +33,19 @@ class RunProgress:
         self.token = token
         self._server.work_done_progress.begin(
             token,
-            types.WorkDoneProgressBegin(title=title, message=message, cancellable=True, percentage=0),
+            types.WorkDoneProgressBegin(title=no_links(title), message=no_links(message), cancellable=True,
+                                        percentage=0),
         )
 
     def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
             self._server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+                self.token, types.WorkDoneProgressReport(message=no_links(message), percentage=percentage)
             )
 
     def end(self, message: str) -> None:
         if self.token is not None:
-            self._server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            end = types.WorkDoneProgressEnd(message=no_links(message))
+            self._server.work_done_progress.end(self.token, end)
             # pygls keeps a cancellation future per token forever; this run's is no longer needed.
             self._server.work_done_progress.tokens.pop(self.token, None)

@@ -1,6 +1,8 @@
 """The server's settings, per document: `[tool.pycapsule]` in the pyproject.toml nearest the file
 <- environment <- initializationOptions <- `workspace/configuration` (section "pycapsule", asked
-for each workspace folder), validated by `pycapsule.config` (the CLI's lookup rule).
+for each workspace folder), validated by `pycapsule.config` (the CLI's lookup rule and its trust rule:
+the editor's values are the user's own, so they may set the model and raise a limit; the project's file
+may not choose the model, and may only lower a limit below the user's config file or the default).
 
 Each bad value becomes one `window/showMessage` naming the key and the default used (shown once,
 not on every reload). The API key itself is never taken from the editor: editors keep settings

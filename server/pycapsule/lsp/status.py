@@ -3,7 +3,8 @@
 `pycapsule/status` params: {"state": "idle" | "generating" | "error", "attempt": int | None,
 "maxAttempts": int | None, "name": str | None, "message": str, "running": int, "runId": str | None,
 "outcome": str | None, "attempts": int | None, "endpoint": str | None}. Editors show it in a status
-bar; `endpoint` is the model endpoint the document's settings use (`models.which.endpoint_description`:
+bar, and its `message` in notifications (so, like `show`'s, it holds no links: markup.py); `endpoint`
+is the model endpoint the document's settings use (`models.which.endpoint_description`:
 "embedded Qwen2.5-Coder 1.5B", "http://host:8080/v1 (model X)", credentials masked); `running` counts
 the generations still going on. The last notification of a run carries its `runId` and its
 `outcome` (the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused,
@@ -20,6 +21,7 @@ from typing import Literal
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import STATUS
 
 State = Literal["idle", "generating", "error"]
@@ -46,7 +48,7 @@ def send_status(
             "attempt": attempt,
             "maxAttempts": max_attempts,
             "name": name,
-            "message": message,
+            "message": no_links(message),  # clients show it in notifications
             "running": running,
             "runId": run_id,
             "outcome": outcome,
@@ -62,4 +64,4 @@ def log(server: LanguageServer, message: str, level: types.MessageType = types.M
 
 
 def show(server: LanguageServer, message: str, level: types.MessageType = types.MessageType.Info) -> None:
-    server.window_show_message(types.ShowMessageParams(type=level, message=f"pycapsule: {message}"))
+    server.window_show_message(types.ShowMessageParams(type=level, message=no_links(f"pycapsule: {message}")))

@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from pycapsule.capsule import CapsuleError
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
+from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
 from pycapsule.lsp.runs import Mode
 from pycapsule.lsp.services import Services
@@ -32,11 +33,11 @@ from pycapsule.lsp.status import show
 def register(server: LanguageServer, services: Services) -> None:
     @server.command(CMD_GENERATE)
     async def generate(*arguments: Any) -> dict[str, Any]:
-        return await _start(services, arguments, "generate")
+        return _answer(await _start(services, arguments, "generate"))
 
     @server.command(CMD_SELF_DEBUG)
     async def self_debug(*arguments: Any) -> dict[str, Any]:
-        return await _start(services, arguments, "fix")
+        return _answer(await _start(services, arguments, "fix"))
 
     @server.command(CMD_CANCEL)
     def cancel(*arguments: Any) -> dict[str, Any]:
@@ -47,8 +48,13 @@ def register(server: LanguageServer, services: Services) -> None:
         return {"cancelled": stopped}
 
 
+def _answer(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer as the client may show it (in a notification): its message without links."""
+    return {**answer, "message": no_links(answer["message"])} if "message" in answer else answer
+
+
 def _invalid(message: str) -> JsonRpcInvalidParams:
-    return JsonRpcInvalidParams(message=message)
+    return JsonRpcInvalidParams(message=no_links(message))
 
 
 def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:

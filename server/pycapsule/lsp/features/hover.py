@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from pycapsule.history import AttemptRecord
+from pycapsule.lsp.markup import code_span, markdown_text, one_line
 from pycapsule.lsp.services import Services
 
 
@@ -52,23 +53,25 @@ def _wants_markdown(server: LanguageServer) -> bool:
 
 
 def render(name: str, records: list[AttemptRecord], *, markdown: bool = True) -> str:
+    """The history as Markdown (every stored text in a code span or escaped: a model's name or an error
+    line could hold backticks or a link) or as plain text."""
     def strong(text: str) -> str:
-        return f"**{text}**" if markdown else text
+        return f"**{markdown_text(text)}**" if markdown else text
 
     def code(text: str) -> str:
-        return f"`{text}`" if markdown else text
+        return code_span(text) if markdown else one_line(text)
 
-    lines = [f"{strong(f'pycapsule: attempts at {code(name)}')} (newest first)", ""]
+    lines = [f"{strong('pycapsule: attempts at')} {code(name)} (newest first)", ""]
     for record in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
         tokens = record.prompt_tokens + record.completion_tokens
         seconds = record.model_seconds + record.check_seconds
+        mode = markdown_text(record.mode) if markdown else record.mode
         line = (
             f"- {when} · {code(record.model)} · {strong(record.verdict)}"
-            f" (attempt {record.attempt}, {record.mode}) · {tokens} tokens · {seconds:.1f} s"
+            f" (attempt {record.attempt}, {mode}) · {tokens} tokens · {seconds:.1f} s"
         )
-        error = record.first_error_line.replace("`", "'") if markdown else record.first_error_line
-        if error and record.verdict != "passed":
-            line += f"  \n  {code(error)}" if markdown else f"\n  {error}"
+        if record.first_error_line and record.verdict != "passed":
+            line += ("  \n  " if markdown else "\n  ") + code(record.first_error_line)  # "  \n": a line break
         lines.append(line)
     return "\n".join(lines)

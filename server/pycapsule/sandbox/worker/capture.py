@@ -51,7 +51,8 @@ class Report(Capture):
             if not line:
                 continue
             try:
-                message = json.loads(line.decode("utf-8"))
+                # as runner.send_report encodes it: a lone surrogate the job printed is its output too
+                message = json.loads(line.decode("utf-8", "surrogatepass"))
             except ValueError:
                 message = None
             if isinstance(message, dict) and set(message) == {"internal_error"}:
