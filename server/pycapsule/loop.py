@@ -29,8 +29,9 @@ import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 
-from pycapsule.capsule import Capsule
+from pycapsule.capsule import Capsule, CapsuleError, capsule_by_qualname
 from pycapsule.config import Settings, project_root
+from pycapsule.debugging.change_size import change_size
 from pycapsule.debugging.errors import headline
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
@@ -60,6 +61,7 @@ from pycapsule.prompts import (
     fix_messages,
     keep_signature,
     prefilled,
+    repair_messages,
     restart_messages,
     whole_answer,
 )
@@ -187,6 +189,9 @@ class _Run:
         self.attempts = 0
         self.verified = capsule.verified_by_doctests
         self.iterators = iterator_examples(capsule) if settings.iterator_examples and self.verified else None
+        self.original: _Attempt | None = None
+        """A repair (the function had a body, which failed): that body's attempt 0."""
+        self.original_body = ""
         self.list_only: _Attempt | None = None
         """The first answer that passed its examples but not with iterators: applied if none does better."""
         self.root = project_root(capsule.path)
@@ -222,13 +227,19 @@ class _Run:
             last = yield from self._check_current(start_body)
             if last is None:
                 return
+            self.original, self.original_body = last, start_body
             failures.append(last.headline)
         for attempt in range(1, settings.max_attempts + 1):
             if self.cancel.is_set():
                 raise Cancelled()
             repeated = repeat.headline if repeat is not None else None
-            if last is None:
-                mode: Mode = "generate" if attempt == 1 else "restart"
+            if self.original is not None:  # every attempt a small change to the body as it stands
+                mode: Mode = "fix"
+                earlier = failures[1:][-(settings.history_window + 1):]
+                messages = repair_messages(capsule, self.context, self.original.code, self.original.condensed,
+                                           earlier, repeated)
+            elif last is None:
+                mode = "generate" if attempt == 1 else "restart"
                 recent = failures[-(settings.history_window + 1):]
                 messages = restart_messages(capsule, self.context, recent, repeated)
             else:
@@ -394,11 +405,21 @@ class _Run:
                                 result.new_source, result.edits)
         if result.verdict == "passed":
             what = self._what_ran(result)
-            return self._finish("passed", f"{name}: {what} pass after {self.attempts} attempt(s)",
-                                result.new_source, result.edits, verified_by=what)
+            message = f"{name}: {what} pass after {self.attempts} attempt(s){self._size(result)}"
+            return self._finish("passed", message, result.new_source, result.edits, verified_by=what)
         why = result.headline or self._unverified()
         return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
                             result.new_source, result.edits)
+
+    def _size(self, result: _Attempt) -> str:
+        """For a repair: how much of the body it changed (', changed 1 of 9 body lines')."""
+        if self.original is None or result.new_source is None:
+            return ""
+        try:
+            body = capsule_by_qualname(result.new_source, self.capsule.qualname, self.capsule.path).body
+        except CapsuleError:
+            return ""
+        return f"; it {change_size(self.original_body, body).describe()}"
 
     def _what_ran(self, result: _Attempt) -> str:
         """What checked a passing body: '3 examples + 12 test(s) (tests/test_x.py)'."""

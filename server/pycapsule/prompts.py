@@ -105,6 +105,23 @@ def fix_request(condensed_error: str, repeated: str | None = None) -> str:
             "corrected function in one ```python code block.")
 
 
+def repair_messages(capsule: Capsule, context: str | None, current: str, condensed_error: str,
+                    failures: Sequence[str] = (), repeated: str | None = None) -> list[Message]:
+    """A repair of a function that has a body: the task, the function as it stands (`current`) and how it
+    fails, asking for the smallest change; `failures`: how earlier repairs failed, one line each (their
+    code is not shown: each attempt starts again from the body as it stands)."""
+    messages = generate_messages(capsule, context)
+    earlier = "".join(f"- {failure}\n" for failure in failures)
+    note = f"\nEarlier changes failed like this; change it differently:\n{earlier}" if earlier else ""
+    again = f"\n{repeat_note(repeated)}\n" if repeated else ""
+    messages[-1]["content"] += (
+        f"\n\nThis is the function as it stands in the project:\n{fenced(current.strip())}\n\nIt fails:\n"
+        f"{condensed_error.strip()}\n{note}{again}\nMake the smallest change to the body that fixes this "
+        "failure and keep the rest of it exactly as it is: other code and the project's tests rely on "
+        "it. Reply with the whole corrected function in one ```python code block.")
+    return messages
+
+
 def fix_messages(capsule: Capsule, context: str | None, history_window: Sequence[tuple[str, str]],
                  last_code: str, condensed_error: str, repeated: str | None = None) -> list[Message]:
     """The task, then up to `history_window` earlier (code, condensed error) turns, then the last one;

@@ -16,12 +16,12 @@ from pycapsule.config import DEFAULTS, LIMIT_KEYS, Settings, load_settings
 ABOVE_THE_DEFAULT = {
     "max_attempts": "50", "max_tokens": "1000000", "model_retries": "10", "history_window": "10",
     "request_timeout": "3600.0", "inactivity_timeout": "3600.0", "retry_backoff": "600.0",
-    "retry_after_cap": "3600.0", "job_timeout": "600.0",
+    "retry_after_cap": "3600.0", "job_timeout": "600.0", "test_timeout": "1800.0",
 }
 BELOW_THE_DEFAULT = {
     "max_attempts": "1", "max_tokens": "512", "model_retries": "0", "history_window": "0",
     "request_timeout": "20.0", "inactivity_timeout": "5.0", "retry_backoff": "0.0",
-    "retry_after_cap": "1.0", "job_timeout": "2.5",
+    "retry_after_cap": "1.0", "job_timeout": "2.5", "test_timeout": "5.0",
 }
 
 

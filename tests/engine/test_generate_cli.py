@@ -211,7 +211,7 @@ def test_a_written_function_is_checked_first_and_fixed_only_if_it_fails(
     assert result.returncode == 0, result.stderr
     assert "area: checking the current body" in result.stderr and "area: attempt 1/3: fixing" in result.stderr
     (request,) = openai_server.chat_requests
-    assert "int(math.pi * r * r)" in request.messages[-2]["content"]
+    assert "int(math.pi * r * r)" in request.messages[-1]["content"]  # the body as it stands, to repair
     assert "    return round(math.pi * r * r)\n" in project.read_text()
 
     again = generate(openai_server, f"{project}::area", "--write")

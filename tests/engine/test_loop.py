@@ -351,9 +351,10 @@ def test_fix_mode_checks_the_current_body_first(
     assert modes(events) == ["check", "fix"]
     check = finished_attempts(events)[0]
     assert check.attempt == 0 and "Got: -1" in check.condensed
-    (request,) = openai_server.chat_requests
-    assert "return a - b" in request.messages[-2]["content"]
+    (request,) = openai_server.chat_requests  # one message: the body as it stands, its failure, a fix
+    assert "return a - b" in request.messages[-1]["content"]
     assert check.condensed in request.messages[-1]["content"]
+    assert "smallest change" in request.messages[-1]["content"]
 
 
 def test_fix_mode_on_passing_code_asks_no_model(

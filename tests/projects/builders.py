@@ -775,6 +775,18 @@ STATS_CORE = '''
         2.0
         """
         return sum(values) / len(values)
+
+
+    def scale(values, factor):
+        """Each value times factor, as a float.
+
+        >>> scale([1.5, 2.0], 2)
+        [4.0, 5.0]
+        """
+        result = []
+        for value in values:
+            result.append(float(value) * factor + 1)
+        return result
 '''
 
 STATS_TESTS = '''
@@ -782,7 +794,7 @@ STATS_TESTS = '''
 
     import pytest
 
-    from stats.core import clamp, mean, percent
+    from stats.core import clamp, mean, percent, scale
 
 
     def test_percent_rounds_down():
@@ -812,6 +824,14 @@ STATS_TESTS = '''
 
     def test_mean_of_one():
         assert mean([4]) == 4.0
+
+
+    def test_scale_keeps_the_length():
+        assert len(scale([1, 2, 3], 2)) == 3
+
+
+    def test_scale_gives_floats_for_ints():
+        assert all(isinstance(value, float) for value in scale([1, 2], 3))
 
 
     def test_unrelated_and_already_failing():

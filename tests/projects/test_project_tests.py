@@ -109,3 +109,24 @@ def test_a_missing_package_is_one_sentence_naming_the_interpreter_before_any_mod
     assert fake.chat_requests == []
     assert result["status"] == "error" and "\n" not in result["message"]
     assert f"unitconv is not installed for {plain} (set by --python)" in result["message"]
+
+
+def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    """The docstring says 4.0 and 5.0 where the body adds one too many: the example fails. A rewrite that
+    fits the example breaks what the project's tests rely on (floats for ints); the one-line fix does not."""
+    stats.write_text(stats.read_text().replace("[4.0, 5.0]", "[3.0, 4.0]"))
+    fake.queue("```python\ndef scale(values, factor):\n    return [value * factor for value in values]\n```",
+               "```python\ndef scale(values, factor):\n    result = []\n    for value in values:\n"
+               "        result.append(float(value) * factor)\n    return result\n```")
+
+    code, report, stderr = generate_json(f"{stats}::scale", tmp_path, fake.base_url, "--write")
+
+    [result] = report["results"]
+    assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
+    assert result["message"].endswith("; it changed 1 of 4 body lines"), result["message"]
+    assert "1 of 2 project tests failed: tests/test_core.py::test_scale_gives_floats_for_ints" in stderr
+    second = fake.chat_requests[1].body["messages"][-1]["content"]
+    assert "float(value) * factor + 1" in second and "smallest change" in second
+    assert "value * factor for value in values" not in second, "each repair starts from the body as it stands"
+    assert "        result.append(float(value) * factor)\n" in stats.read_text()
