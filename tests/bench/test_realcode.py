@@ -19,7 +19,7 @@ from pycapsule.bench.datasets.files import locate
 from pycapsule.bench.datasets.realcode import read_realcode, stub
 from pycapsule.bench.records import read_records
 from pycapsule.bench.tasks import BenchTask, DatasetError
-from pycapsule.bench.workspace import TreeWorkspace, workspace
+from pycapsule.bench.workspace import TreeWorkspace, without_tests, workspace
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.sandbox.api import Sandbox
 
@@ -251,3 +251,61 @@ def test_tasks_in_source_trees_run_one_at_a_time_by_default(tasks: list[BenchTas
 
     assert default_workers(tasks) == 1
     assert default_workers(tasks_of("humaneval")[:3]) == default_workers()
+
+
+def test_without_tests_removes_exactly_the_named_tests_and_keeps_every_class_a_body() -> None:
+    source = textwrap.dedent('''\
+        import pytest
+
+
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_gone(n):
+            assert n
+
+
+        def test_kept():
+            pass
+
+
+        class TestThing:
+            def test_gone_too(self):
+                assert 1
+    ''')
+    stripped = without_tests(source, {"test_gone", "TestThing::test_gone_too"})
+    tree = ast.parse(stripped)
+    assert [node.name for node in tree.body if hasattr(node, "name")] == ["test_kept", "TestThing"]
+    assert "gone" not in stripped and "parametrize" not in stripped
+    assert stripped.startswith("import pytest\n") and "def test_kept():\n    pass\n" in stripped
+
+
+def test_realcode_visible_splits_each_functions_tests_and_shows_only_the_visible_half(
+        tmp_path: Path, sandbox: Sandbox) -> None:
+    tasks = tasks_of("realcode-visible")
+    plain = {task.task_id: task for task in tasks_of("realcode")}
+    assert [task.task_id for task in tasks] == list(plain)
+    split = [task for task in tasks if task.project is not None and task.project.visible]
+    assert len(split) >= 15, "most functions with more than one test show some of them"
+    for task in tasks:
+        assert task.project is not None
+        visible, hidden = set(task.project.visible), set(task.project.tests)
+        assert hidden and not visible & hidden and len(hidden) - len(visible) in (0, 1)
+        listed = set(plain[task.task_id].project.tests)  # a listed test, or a method of a listed class
+        assert all(item in listed or item.rsplit("::", 1)[0] in listed for item in visible | hidden)
+    task = split[0]
+    assert task.project is not None
+    place = TreeWorkspace(task, task.project, tmp_path)
+    shown = {f"{file}::{name}" for file in {node.split("::")[0] for node in task.project.tests}
+             for name in _test_names((place.tree / file).read_text(encoding="utf-8"))}
+    assert set(task.project.visible) <= shown and not set(task.project.tests) & shown
+    assert place.score(sandbox, task.reference).passed  # the hidden half is put back for the score
+
+
+def _test_names(source: str) -> set[str]:
+    """'test_f' and 'Class::test_m' for every function and method of a module."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            names |= {f"{node.name}::{m.name}" for m in node.body if isinstance(m, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+    return names

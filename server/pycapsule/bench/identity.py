@@ -179,6 +179,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
     if settings.prompt_cache != "never" and (mode == "selfdebug" or settings.temperature > 0):
         # added later, as answer_prefill was; only sampled requests use it, and only the embedded model's
         values["prompt_cache"] = settings.prompt_cache
+    if not settings.project_tests:  # added later: the project's tests are on by default (realcode-visible)
+        values["project_tests"] = False
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
         if settings.iterator_examples:  # added later: runs made without it keep their identity

@@ -30,6 +30,9 @@ class ProjectTask:
     tests: tuple[str, ...]
     """pytest node ids relative to `tree`: the hidden score."""
     pytest_args: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
+    """Tests of the function left in the copy while the model works (realcode-visible), as the project's
+    own tests a user has; never part of the score."""
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 
 For a task of a real source tree (realcode) the copy holds the stubbed module in its real place, so
 the engine generates into a real file of a real package, and none of the library's tests (they are
-put back only to score, after generation is over). The copy is deleted when the task is done.
+put back only to score, after generation is over); for realcode-visible, the library's tests less the
+hidden half of the function's, as a project's own tests. The copy is deleted when the task is done.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import tempfile
@@ -69,7 +71,22 @@ class TreeWorkspace:
                                                       if Path(folder) / n in hidden or n == "__pycache__"])
         self.module = self.tree / project.file
         self._write(task.prompt)
+        if project.visible:
+            self._put_back_tests()
+            for file, names in _by_file(project.tests).items():
+                path = self.tree / file
+                path.write_text(without_tests(path.read_text(encoding="utf-8"), names), encoding="utf-8")
         _readable(scratch)
+
+    def _put_back_tests(self) -> None:
+        """The library's test paths, as the sdist has them."""
+        for path in self.project.hidden:
+            source, target = self.project.tree / path, self.tree / path
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            elif source.exists():
+                shutil.copy2(source, target)
 
     def _write(self, source: str) -> None:
         self.module.write_bytes(source.encode("utf-8", "surrogatepass"))
@@ -81,17 +98,38 @@ class TreeWorkspace:
         if candidate is None:
             return Score("failed", "no code to score")
         self._write(candidate)
-        for path in self.project.hidden:
-            source, target = self.project.tree / path, self.tree / path
-            if source.is_dir():
-                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("__pycache__"))
-            elif source.exists():
-                shutil.copy2(source, target)
+        self._put_back_tests()
         _readable(self.tree)
         project = self.project
         job = pytest_job(self.tree, project.file, project.tests, project.pytest_args, self.task.timeout)
         return judge(sandbox.run(job, cancel), self.task)
+
+
+def _by_file(node_ids: tuple[str, ...]) -> dict[str, set[str]]:
+    """'tests/t.py::C::test_m' -> {'tests/t.py': {'C::test_m'}}."""
+    found: dict[str, set[str]] = {}
+    for node_id in node_ids:
+        file, _, name = node_id.partition("::")
+        found.setdefault(file, set()).add(name)
+    return found
+
+
+def without_tests(source: str, names: set[str]) -> str:
+    """`source` with the test functions and methods `names` ('test_f', 'Class::test_m') replaced by `pass`
+    (a class keeps a body), every other line as it was."""
+    lines = source.splitlines(keepends=True)
+    spans = []
+    for node in ast.parse(source).body:
+        members = [(node.name, node)] if hasattr(node, "name") else []
+        if isinstance(node, ast.ClassDef):
+            members += [(f"{node.name}::{m.name}", m) for m in node.body if hasattr(m, "name")]
+        for name, found in members:
+            if name in names:
+                first = min([found.lineno, *(d.lineno for d in getattr(found, "decorator_list", ()))])
+                spans.append((first, found.end_lineno, found.col_offset))
+    for start, end, column in sorted(spans, reverse=True):
+        lines[start - 1: end] = [" " * column + "pass\n"]
+    return "".join(lines)
 
 
 @contextmanager

@@ -56,7 +56,8 @@ from pycapsule.model_client import ModelError
 from pycapsule.sandbox.api import SandboxUnavailable
 
 DEFAULT_OUT = "bench-results"
-DATASETS = ("humaneval", "humaneval-et", "humaneval-plus", "mbpp", "mbpp-et", "bigcodebench", "realcode")
+DATASETS = ("humaneval", "humaneval-et", "humaneval-plus", "mbpp", "mbpp-et", "bigcodebench", "realcode",
+            "realcode-visible")
 MERGE = "merge"
 RUN_OPTIONS = ("data", "limit", "workers", "shard", "max_attempts", "model", "backend", "inactivity_timeout",
                "request_timeout")

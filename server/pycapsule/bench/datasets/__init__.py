@@ -9,7 +9,7 @@ from pycapsule.bench.datasets.bigcodebench import read_bigcodebench
 from pycapsule.bench.datasets.files import FILE_NAMES, locate
 from pycapsule.bench.datasets.humaneval import read_humaneval, read_humaneval_et, read_humaneval_plus
 from pycapsule.bench.datasets.mbpp import read_mbpp, read_mbpp_et
-from pycapsule.bench.datasets.realcode import read_realcode
+from pycapsule.bench.datasets.realcode import read_realcode, read_realcode_visible
 from pycapsule.bench.tasks import BenchTask
 
 READERS: dict[str, Callable[[Path], list[BenchTask]]] = {
@@ -20,6 +20,7 @@ READERS: dict[str, Callable[[Path], list[BenchTask]]] = {
     "mbpp-et": read_mbpp_et,
     "bigcodebench": read_bigcodebench,
     "realcode": read_realcode,
+    "realcode-visible": read_realcode_visible,
 }
 DATASETS = tuple(READERS)
 assert set(READERS) == set(FILE_NAMES)

@@ -20,8 +20,9 @@ FILE_NAMES = {
     "mbpp-et": "MBPP_ET-397.jsonl.gz",
     "bigcodebench": "BigCodeBench-2024-06.jsonl.gz",
     "realcode": "realcode.json",
+    "realcode-visible": "realcode.json",
 }
-_PACKAGED = {"realcode": Path(__file__).with_name("realcode.json")}
+_PACKAGED = {name: Path(__file__).with_name("realcode.json") for name in ("realcode", "realcode-visible")}
 """Task lists that ship with pycapsule (their data, the libraries' sources, is fetched on use)."""
 _CHECKOUT = Path(__file__).resolve().parents[4]
 

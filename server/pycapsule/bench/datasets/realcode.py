@@ -4,10 +4,15 @@ The task list (`realcode.json`, beside this module) names each library's pinned 
 (kept from the model) and, per function, the file, the qualname and the pytest node ids that exercise
 it. Each source tree comes from `sdists.source_tree` (downloaded once, checked by SHA-256, cached); the
 task's prompt is the function's whole module with that function's body replaced by `...`.
+
+`realcode-visible` is the same list with each function's tests split in two (`split_tests`): the visible
+half stays in the tree the model works in, where pycapsule finds it as it finds any project's tests; the
+hidden half is the score.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from itertools import zip_longest
 from pathlib import Path, PurePosixPath
@@ -55,7 +60,34 @@ def _under_hidden(node_id: str, hidden: tuple[str, ...]) -> bool:
     return any(test_file == PurePosixPath(h) or PurePosixPath(h) in test_file.parents for h in hidden)
 
 
-def _library_tasks(library: dict[str, Any], path: Path) -> list[BenchTask]:
+def test_items(tree: Path, node_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The node ids one by one: a test class becomes its `test*` methods; other ids stay as they are."""
+    items: list[str] = []
+    for node_id in node_ids:
+        file, _, rest = node_id.partition("::")
+        if not rest or "::" in rest:
+            items.append(node_id)
+            continue
+        try:
+            module = ast.parse((tree / file).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            items.append(node_id)
+            continue
+        found = [n for n in module.body if isinstance(n, ast.ClassDef) and n.name == rest]
+        methods = [f"{node_id}::{m.name}" for c in found for m in c.body
+                   if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name.startswith("test")]
+        items += methods or [node_id]
+    return tuple(dict.fromkeys(items))
+
+
+def split_tests(items: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(visible, hidden): in sorted order, every second test is visible, the others hidden (the hidden half
+    gets the odd one out, so a function with one test keeps it as its score and shows none)."""
+    ordered = sorted(items)
+    return tuple(ordered[1::2]), tuple(ordered[0::2])
+
+
+def _library_tasks(library: dict[str, Any], path: Path, visible_half: bool = False) -> list[BenchTask]:
     name = _text(library, "name", "a library", path)
     sdist = Sdist(name, _text(library, "version", name, path), _text(library, "sha256", name, path))
     hidden = tuple(_relative(h, f"{name}'s hidden paths", path)
@@ -76,6 +108,9 @@ def _library_tasks(library: dict[str, Any], path: Path) -> list[BenchTask]:
         if visible := [t for t in tests if not _under_hidden(t, hidden)]:
             raise DatasetError(f"the tests of {task_id} include {visible[0]}, which is not under {name}'s "
                                "hidden paths: the model would see it")
+        visible: tuple[str, ...] = ()
+        if visible_half:
+            visible, tests = split_tests(test_items(tree, tests))
         module = tree / file
         try:
             original = read_source_file(module).text
@@ -85,7 +120,7 @@ def _library_tasks(library: dict[str, Any], path: Path) -> list[BenchTask]:
         except CapsuleError as error:
             raise DatasetError(f"{task_id}: {error.message}") from error
         tasks.append(BenchTask(
-            dataset="realcode",
+            dataset="realcode-visible" if visible_half else "realcode",
             task_id=task_id,
             entry_point=qualname,
             prompt=stub(capsule),
@@ -93,12 +128,18 @@ def _library_tasks(library: dict[str, Any], path: Path) -> list[BenchTask]:
             reference=original,
             timeout=SCORE_TIMEOUT,
             libs=("pytest",),
-            project=ProjectTask(tree=tree, file=file, hidden=hidden, tests=tests, pytest_args=pytest_args),
+            project=ProjectTask(tree=tree, file=file, hidden=hidden, tests=tests, pytest_args=pytest_args,
+                                visible=visible),
         ))
     return tasks
 
 
-def read_realcode(path: Path) -> list[BenchTask]:
+def read_realcode_visible(path: Path) -> list[BenchTask]:
+    """The tasks of `read_realcode`, each function's tests split into a visible and a hidden half."""
+    return read_realcode(path, visible_half=True)
+
+
+def read_realcode(path: Path, visible_half: bool = False) -> list[BenchTask]:
     """The tasks of the list at `path`, one library's after another's in turn (each library's in the list's
     order), fetching the sdists on first use; DatasetError."""
     try:
@@ -112,7 +153,7 @@ def read_realcode(path: Path) -> list[BenchTask]:
     for library in libraries:
         if not isinstance(library, dict):
             raise DatasetError(f"a library in {path} is not an object")
-        per_library.append(_library_tasks(library, path))
+        per_library.append(_library_tasks(library, path, visible_half))
     # in turn from each library: a partial run, or --limit N, covers every library
     rounds = zip_longest(*per_library)
     tasks = [task for one_round in rounds for task in one_round if task is not None]
