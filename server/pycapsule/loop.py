@@ -405,7 +405,8 @@ class _Run:
                                 result.new_source, result.edits)
         if result.verdict == "passed":
             what = self._what_ran(result)
-            message = f"{name}: {what} pass after {self.attempts} attempt(s){self._size(result)}"
+            notes = self._weakly(result) + self._size(result)
+            message = f"{name}: {what} pass after {self.attempts} attempt(s){notes}"
             return self._finish("passed", message, result.new_source, result.edits, verified_by=what)
         why = result.headline or self._unverified()
         return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
@@ -422,12 +423,22 @@ class _Run:
         return f"; it {change_size(self.original_body, body).describe()}"
 
     def _what_ran(self, result: _Attempt) -> str:
-        """What checked a passing body: '3 examples + 12 test(s) (tests/test_x.py)'."""
+        """What checked a passing body: '3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)';
+        tests alone that run less than half its lines (examples' lines are not counted yet) verify weakly."""
         examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
         parts = [counted(examples, "example")] if examples else []
-        if result.tests is not None and self.tests is not None:
-            parts.append(self.tests.describe(result.tests))
+        if result.tests is not None and self.tests is not None and result.new_source is not None:
+            parts.append(self.tests.describe(result.tests, result.new_source, self.capsule.qualname))
         return " + ".join(parts) or "nothing"
+
+    def _weakly(self, result: _Attempt) -> str:
+        """', but they ran less than half of its lines: weakly verified' for tests alone that did."""
+        examples = self.verified and any(not example.skipped for example in self.capsule.examples)
+        if examples or result.tests is None or self.tests is None or result.new_source is None:
+            return ""
+        if not self.tests.weak(result.tests, result.new_source, self.capsule.qualname):
+            return ""
+        return ", but they ran less than half of its lines: only weakly verified"
 
     def _unverified(self) -> str:
         """Why nothing checks the function (capsule.verified_by_doctests is False)."""

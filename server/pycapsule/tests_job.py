@@ -9,10 +9,12 @@ Its terminal output is discarded; what the host reads is one report line on stdo
 
 from __future__ import annotations
 
+import ast
 import json
 import shlex
 from dataclasses import dataclass
 
+from pycapsule.parsing import parse_source
 from pycapsule.project import ModuleImport, pytest_config
 from pycapsule.project_tests import TestSelection
 from pycapsule.sandbox.api import Job, RunResult
@@ -21,11 +23,13 @@ REPORT_MARK = "pycapsule-tests-report: "
 MAX_FAILURES = 5
 """Failures the report keeps in full (the rest are counted)."""
 FAILURE_CHARS = 3000
+WEAK = 0.5
+"""Tests that run less than this share of a body's lines verify it weakly."""
 UNUSABLE_PLUGINS = ("xdist", "cov", "pytest_cov")
 """Plugins a project's `addopts` may load that cannot work in the sandbox (worker processes, report files)."""
 
 _DRIVER = '''\
-import contextlib, importlib.util, io, json, linecache, os, sys
+import contextlib, importlib.util, io, json, linecache, os, sys, threading
 
 NAME, REL, PACKAGE, SOURCE, TESTS, ARGS = {name!r}, {rel!r}, {package!r}, {source!r}, {tests!r}, {args!r}
 MAX_FAILURES, FAILURE_CHARS, MARK = {max_failures!r}, {failure_chars!r}, {mark!r}
@@ -93,15 +97,30 @@ try:
 except ImportError as exc:
     report({{"error": "no-pytest", "detail": str(exc)}})
     raise SystemExit(0)
+LINES = set()
+
+
+def in_module(frame, event, arg):
+    """The lines the candidate module runs (other files' frames are not traced at all)."""
+    if frame.f_code.co_filename != PATH:
+        return None
+    if event == "line":
+        LINES.add(frame.f_lineno)
+    return in_module
+
+
 linecache.cache[PATH] = (len(SOURCE), None, SOURCE.splitlines(True), PATH)
 sys.meta_path.insert(0, Candidate())
 sys.modules.pop(NAME, None)
 outcomes = Outcomes()
+threading.settrace(in_module)
+sys.settrace(in_module)
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = pytest.main([*(os.path.join(ROOT, test) for test in TESTS), "-p", "no:cacheprovider", "-q",
                         "--tb=short", "--rootdir", ROOT, "-o", "addopts=", *ARGS], plugins=[outcomes])
+sys.settrace(None)
 report({{"exit": int(code), "passed": outcomes.passed, "failed": outcomes.failed, "skipped": outcomes.skipped,
-        "failures": outcomes.failures, "failed_ids": outcomes.ids}})
+        "failures": outcomes.failures, "failed_ids": outcomes.ids, "lines": sorted(LINES)}})
 '''
 
 
@@ -134,6 +153,8 @@ class TestsRun:
     """Every failure's node id and phase ('collect' for a file that failed to import)."""
     problem: str | None = None
     """One sentence: pytest is missing, the run timed out, the job did not report."""
+    lines_run: frozenset[int] = frozenset()
+    """Lines of the candidate module the tests ran."""
 
     @property
     def ok(self) -> bool:
@@ -198,7 +219,8 @@ def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection
     counts = (int(found.get(key, 0)) for key in ("passed", "failed", "skipped"))
     ids = tuple((str(pair[0]), str(pair[1])) for pair in found.get("failed_ids", [])
                 if isinstance(pair, list) and len(pair) == 2)
-    return TestsRun(*counts, failures=failures, failed_ids=ids)
+    lines = frozenset(n for n in found.get("lines", []) if isinstance(n, int))
+    return TestsRun(*counts, failures=failures, failed_ids=ids, lines_run=lines)
 
 
 def tests_headline(run: TestsRun) -> str:
@@ -242,9 +264,44 @@ class ProjectTests:
     def read(self, result: RunResult) -> TestsRun:
         return read_tests_run(result, self.interpreter, self.selection)
 
-    def describe(self, run: TestsRun) -> str:
-        """'12 tests (tests/test_lists.py)'."""
-        return f"{counted(run.passed, 'test')} ({', '.join(self.selection.files)})"
+    def describe(self, run: TestsRun, candidate: str, qualname: str) -> str:
+        """'12 tests (tests/test_lists.py; 7 of 9 body lines run)'."""
+        where = ", ".join(self.selection.files)
+        body = body_lines(candidate, qualname)
+        if body:
+            where += f"; {len(body & run.lines_run)} of {counted(len(body), 'body line')} run"
+        return f"{counted(run.passed, 'test')} ({where})"
+
+    def weak(self, run: TestsRun, candidate: str, qualname: str) -> bool:
+        """The tests ran less than WEAK of the body's lines."""
+        body = body_lines(candidate, qualname)
+        return bool(body) and len(body & run.lines_run) < WEAK * len(body)
+
+
+def body_lines(source: str, qualname: str) -> frozenset[int]:
+    """The lines of the statements in the body of the function `qualname` of `source` (its docstring and
+    the bodies of functions defined inside it left out): what a test run can cover."""
+    try:
+        node: ast.AST = parse_source(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    for name in qualname.split("."):
+        found = [child for child in getattr(node, "body", ()) if getattr(child, "name", None) == name]
+        if not found:
+            return frozenset()
+        node = found[0]
+    body = list(getattr(node, "body", ()))
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    lines: set[int] = set()
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        lines.add(statement.lineno)
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            pending += [child for child in ast.iter_child_nodes(statement)
+                        if isinstance(child, ast.stmt | ast.excepthandler)]
+    return frozenset(lines)
 
 
 def counted(number: int, word: str) -> str:

@@ -163,5 +163,6 @@ async def test_generate_is_passed_only_when_the_projects_tests_pass(
 
     assert (result["status"], result["attempts"]) == ("passed", 2), result
     assert "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n" in editor.text(uri)
-    assert result["message"] == "`percent` passes 1 example + 2 tests (tests/test_core.py) (attempt 2)"
+    assert result["message"] == \
+        "`percent` passes 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run) (attempt 2)"
     assert (project / "tests/test_core.py").read_bytes() == tests_before

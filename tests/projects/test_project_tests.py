@@ -33,7 +33,7 @@ def test_a_body_that_only_fits_its_example_is_not_passed_the_next_that_passes_th
 
     [result] = report["results"]
     assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
-    assert result["verified_by"] == "1 example + 2 tests (tests/test_core.py)"
+    assert result["verified_by"] == "1 example + 2 tests (tests/test_core.py; 1 of 1 body line run)"
     assert "attempt 1/2: 2 of 2 project tests failed: tests/test_core.py::test_percent_rounds_down" in stderr
     assert "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n" in stats.read_text()
     assert (project / "tests/test_core.py").read_bytes() == tests_before
@@ -57,7 +57,7 @@ def test_a_function_without_examples_is_verified_by_its_tests(
     code, report, stderr = generate_json(f"{stats}::clamp", tmp_path, fake.base_url, "--write")
     [result] = report["results"]
     assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
-    assert result["verified_by"] == "3 tests (tests/test_core.py)"
+    assert result["verified_by"] == "3 tests (tests/test_core.py; 1 of 1 body line run)"
     assert "1 of 3 project tests failed: tests/test_core.py::test_clamp_above" in stderr
 
 
@@ -69,7 +69,7 @@ def test_a_test_that_already_fails_on_the_file_is_left_out_and_said(
     [result] = report["results"]
     assert fake.chat_requests == [], "the function passes what is not already failing: no model call"
     assert (result["status"], code) == ("passed", 0), stderr
-    assert result["verified_by"] == "1 example + 1 test (tests/test_core.py)"
+    assert result["verified_by"] == "1 example + 1 test (tests/test_core.py; 1 of 1 body line run)"
     assert "mean: already failing, so left out: tests/test_core.py::test_mean_of_nothing" in stderr
 
 
@@ -124,9 +124,26 @@ def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
 
     [result] = report["results"]
     assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
-    assert result["message"].endswith("; it changed 1 of 4 body lines"), result["message"]
+    assert result["message"].endswith("after 2 attempt(s); it changed 1 of 4 body lines"), result["message"]
+    assert result["verified_by"] == "1 example + 2 tests (tests/test_core.py; 4 of 4 body lines run)"
     assert "1 of 2 project tests failed: tests/test_core.py::test_scale_gives_floats_for_ints" in stderr
     second = fake.chat_requests[1].body["messages"][-1]["content"]
     assert "float(value) * factor + 1" in second and "smallest change" in second
     assert "value * factor for value in values" not in second, "each repair starts from the body as it stands"
     assert "        result.append(float(value) * factor)\n" in stats.read_text()
+
+
+def test_tests_that_run_little_of_a_body_verify_it_only_weakly(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    with stats.open("a") as module:
+        module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
+    with (project / "tests/test_core.py").open("a") as tests:
+        tests.write("\n\ndef test_sign_of_a_positive():\n    from stats.core import sign\n"
+                    "    assert sign(5) == 1\n")
+    fake.queue("```python\ndef sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n"
+               "    return 0\n```")
+    code, report, stderr = generate_json(f"{stats}::sign", tmp_path, fake.base_url)
+    [result] = report["results"]
+    assert (result["status"], code) == ("passed", 0), stderr
+    assert result["verified_by"] == "1 test (tests/test_core.py; 2 of 5 body lines run)"
+    assert result["message"].endswith("but they ran less than half of its lines: only weakly verified")
