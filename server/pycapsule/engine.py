@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pycapsule.capsule import Capsule
+from pycapsule.capsule import Capsule, capsule_by_qualname, read_capsules
 from pycapsule.config import Settings, endpoint_problem, project_root
 from pycapsule.embedded_model.which import embedded_label
 from pycapsule.events import Event, Finished, Notice, Outcome, Status, Unavailable
@@ -27,9 +27,9 @@ from pycapsule.interpreter import Interpreter, project_interpreter
 from pycapsule.loop import import_problem, self_debug, unavailable_part
 from pycapsule.model_client import EndpointError, ModelError, ModelSettings, Programmer
 from pycapsule.project import module_import
-from pycapsule.project_tests import select_tests
+from pycapsule.project_tests import TestSelection, select_tests
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
-from pycapsule.tests_job import ProjectTests
+from pycapsule.tests_job import ProjectTests, TestsRun
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +179,25 @@ class Engine:
         running when `cancel` is set is killed (status "cancelled")."""
         job = doctest_job(source, path, targets, timeout or self.settings.job_timeout)
         return self.sandbox().run(job, cancel)
+
+    def tests_for(self, source: str, path: Path, qualname: str | None) -> ProjectTests | None:
+        """The project's tests of `qualname` (None: of every function) in the module `source` at `path`:
+        found, not run; None when there are none."""
+        root = project_root(path)
+        if root is None:
+            return None
+        found = module_import(path, root)
+        capsules = [capsule_by_qualname(source, qualname, path)] if qualname else read_capsules(source, path)
+        node_ids = dict.fromkeys(node for capsule in capsules
+                                 for node in select_tests(capsule, found.name, found.root).node_ids)
+        if not node_ids:
+            return None
+        return ProjectTests(found, TestSelection(tuple(node_ids)), self.interpreter.describe(),
+                            self.settings.test_timeout)
+
+    def run_tests(self, tests: ProjectTests, source: str, cancel: threading.Event | None = None) -> TestsRun:
+        """`tests` run against `source` in the sandbox; raises SandboxUnavailable."""
+        return tests.read(self.sandbox().run(tests.job(source), cancel))
 
     def close(self) -> None:
         with self._lock:

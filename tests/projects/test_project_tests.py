@@ -147,3 +147,17 @@ def test_tests_that_run_little_of_a_body_verify_it_only_weakly(
     assert (result["status"], code) == ("passed", 0), stderr
     assert result["verified_by"] == "1 test (tests/test_core.py; 2 of 5 body lines run)"
     assert result["message"].endswith("but they ran less than half of its lines: only weakly verified")
+
+
+def test_check_names_the_projects_tests_and_runs_them_with_tests(tmp_path: Path, stats: Path) -> None:
+    hint = pycapsule("check", f"{stats}::clamp", home=tmp_path)
+    assert "3 project test(s) exercise this (tests/test_core.py): add --tests to run them too" in hint.stdout
+    assert hint.returncode == 0, "without --tests the doctests alone decide (clamp has none)"
+
+    ran = pycapsule("check", f"{stats}::clamp", "--tests", home=tmp_path)
+    assert ran.returncode == 1
+    assert "project tests (tests/test_core.py): 0 passed, 3 failed" in ran.stdout
+
+    code, report = check_json(f"{stats}::mean", tmp_path)
+    assert code == 0 and report["tests"]["ran"] is False
+    assert report["tests"]["selected"] == ["tests/test_core.py::test_mean_of_one"]

@@ -22,6 +22,7 @@ from pycapsule.interpreter import project_interpreter
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
 from pycapsule.terminal import terminal_safe
+from pycapsule.tests_job import ProjectTests, TestsRun
 
 FILE_TIMEOUT = 60.0
 """A whole file's doctests share one job; one function's get the configured job timeout."""
@@ -34,6 +35,8 @@ def register(commands: Subcommands) -> None:
     add_target(check)
     add_backend(check)
     add_python(check)
+    check.add_argument("--tests", action="store_true",
+                       help="also run the project's tests of these functions (pytest, in the sandbox)")
     add_json(check)
 
 
@@ -48,6 +51,33 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             return print_document("check", error.code, error, path=args.target.partition("::")[0])
         return int(error.code)
+
+
+def _tests_lines(tests: ProjectTests | None, ran: TestsRun | None) -> list[str]:
+    """What check says of the project's tests: their result, or that they exist and how to run them."""
+    if tests is None:
+        return []
+    files = ", ".join(tests.selection.files)
+    if ran is None:
+        count = len(tests.selection.node_ids)
+        return [f"{count} project test(s) exercise this ({files}): add --tests to run them too"]
+    if ran.problem is not None:
+        return [f"project tests: {ran.problem}"]
+    lines = [f"project tests ({files}): {ran.passed} passed, {ran.failed} failed"]
+    lines += [f"FAIL {failure.test}: {' '.join(failure.crash.split())[:200]}" for failure in ran.failures]
+    return lines
+
+
+def _tests_json(tests: ProjectTests | None, ran: TestsRun | None) -> dict[str, object] | None:
+    if tests is None:
+        return None
+    selection = tests.selection
+    found: dict[str, object] = {"files": list(selection.files), "selected": list(selection.node_ids),
+                                "ran": ran is not None}
+    if ran is not None:
+        found.update(passed=ran.passed, failed=ran.failed, problem=ran.problem,
+                     failures=[{"test": f.test, "message": f.crash} for f in ran.failures])
+    return found
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -65,17 +95,22 @@ def _check(args: argparse.Namespace) -> int:
             result = engine.check(source, path, (qualname,) if qualname else None,
                                   None if qualname else max(FILE_TIMEOUT, loaded.settings.job_timeout))
             backend = engine.sandbox().name
+            tests = engine.tests_for(source, path, qualname)
+            ran = engine.run_tests(tests, source) if tests is not None and args.tests else None
     except SandboxUnavailable as error:
         raise CommandError(str(error), kind="sandbox", code=ExitCode.SANDBOX_UNAVAILABLE) from None
     for warning in result.warnings:
         say(PREFIX, f"warning: {warning}")
-    code = ExitCode.OK if result.passed else ExitCode.FAILED
+    tests_failed = ran is not None and (ran.problem is not None or ran.failed > 0)
+    code = ExitCode.OK if result.passed and not tests_failed else ExitCode.FAILED
     if args.json:
         report = {key: value for key, value in json_report(result).items()}
-        return print_document("check", code, None, path=str(path), backend=backend, **report)
+        return print_document("check", code, None, path=str(path), backend=backend, **report,
+                              tests=_tests_json(tests, ran))
     lines = text_report(result, str(path))
     if not result.functions and result.status == "ok":
         lines.append(f"no doctests found in {path}" + (f"::{qualname}" if qualname else ""))
+    lines += _tests_lines(tests, ran)
     for line in lines:
         print(terminal_safe(line))
     sys.stdout.flush()

@@ -20,7 +20,7 @@ COMMAND_FIELDS: dict[str, dict[str, Any]] = {
     "generate": {"path": None, "passed": False, "written": False, "diff": "", "results": []},
     "check": {"path": None, "backend": None, "passed": False, "status": None, "functions": [],
               "module_error": None, "stdout": "", "stderr": "", "output_truncated": False, "duration": 0.0,
-              "detail": "", "warnings": []},
+              "detail": "", "warnings": [], "tests": None},
     # `pycapsule config --json` (branch issue-15-config): its fields, for when both are merged
     "config": {"path": None, "user_config": None, "user_config_exists": False, "pyproject": None,
                "endpoint": None, "settings": {}, "warnings": []},
