@@ -49,6 +49,7 @@ def test_summary_counts_pass_rate_over_scored_tasks_and_the_evidence_for_failure
     assert summary.diagnosis.last_verdicts == {"doctest failed": 1, "no examples to run": 1}
     diagnosis = summary.diagnosis
     assert (diagnosis.retries, diagnosis.repeated, diagnosis.gained_by_retry) == (3, 2, 1)
+    assert (summary.called_passed, summary.called_passed_right, summary.precision) == (2, 2, 100.0)
     assert summary.visible_vs_hidden == {"examples failed, hidden failed": 1,
                                          "examples passed, hidden passed": 2,
                                          "no examples to run, hidden failed": 1}

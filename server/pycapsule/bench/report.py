@@ -55,6 +55,19 @@ def _summary_table(runs: list[RunSummary]) -> list[str]:
     return lines
 
 
+def _precision_table(runs: list[RunSummary]) -> list[str]:
+    """What "passed" promised: of the bodies pycapsule called passed, how many the hidden tests pass."""
+    lines = ["", "The precision of \"passed\": of the bodies pycapsule called passed (their examples, and "
+             "the project's tests it found, pass), the share that pass the hidden tests.", "",
+             "| model | dataset | mode | called passed | pass the hidden tests too | precision |",
+             "|---|---|---|---|---|---|"]
+    for r in runs:
+        precision = f"{r.precision:.0f} %" if r.precision is not None else "-"
+        lines.append(f"| {r.model} | {r.dataset} | {r.label} | {r.called_passed} | {r.called_passed_right} "
+                     f"| {precision} |")
+    return lines
+
+
 def _gain_table(runs: list[RunSummary]) -> list[str]:
     pairs = []
     for debug in runs:
@@ -211,6 +224,7 @@ def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:
         "per-task records on every run.",
         "",
         *_summary_table(runs),
+        *_precision_table(runs),
         *_gain_table(runs),
         *_attempt_table(runs),
         *_contingency_table(runs),

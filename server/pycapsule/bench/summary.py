@@ -90,6 +90,15 @@ class RunSummary:
     """Per task whose outcome is 'passed' (its examples pass): seconds from the request to the loop's end."""
     seconds_to_hidden_pass: tuple[float, ...] = ()
     """The same for the tasks among them that passed the hidden tests too."""
+    called_passed: int = 0
+    """Scored tasks whose outcome pycapsule called passed (its examples and visible tests pass)."""
+    called_passed_right: int = 0
+    """Of those, the ones that pass the hidden tests too."""
+
+    @property
+    def precision(self) -> float | None:
+        """The precision of "passed": the share of the bodies called passed that pass the hidden tests."""
+        return 100.0 * self.called_passed_right / self.called_passed if self.called_passed else None
 
     @property
     def pass_at_1(self) -> float:
@@ -177,4 +186,6 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         passed_ids=frozenset(r.task_id for r in passed),
         seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed),
         seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
+        called_passed=len(examples_passed),
+        called_passed_right=sum(1 for r in examples_passed if r.passed),
     )
