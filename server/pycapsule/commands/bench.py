@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, EmbeddedModelError) as error:
         return _fail(str(error))
     prepared = tasks_fingerprint(tasks)  # of every task: --limit and --shard are not part of a run's identity
+    shows_tests = settings.project_tests and any(t.project is not None and t.project.visible for t in tasks)
     if args.limit:
         tasks = tasks[: args.limit]
     total = len(tasks)
@@ -164,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
     if args.shard is not None:
         tasks = args.shard.select(tasks)
     generation = {"mode": args.mode, "model": model, **generation_settings(settings, args.mode)}
+    if shows_tests:  # the loop runs the tests the tasks leave visible: not the generations of a run without
+        generation["project_tests"] = "visible"
     config = {"dataset": args.dataset, "data_sha256": sha256(data_file), "tasks_sha256": prepared,
               "generation": generation}
     out = Path(args.out or DEFAULT_OUT)
