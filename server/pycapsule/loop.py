@@ -166,6 +166,9 @@ _TRUNCATED = _EndedEarly(" (cut off at the token limit)",
 _LOOPED = _EndedEarly(" (stopped: it kept repeating the same lines)",
                       " It was stopped because it kept repeating the same lines: write each line once.",
                       "The answer was stopped because it kept repeating the same lines.")
+_TIMED_OUT = _EndedEarly(" (cut off by the time limit)",
+                         " It was cut off by the time limit as it was written: write less, no explanations.",
+                         "The answer was cut off by the time limit (request_timeout).")
 _DONE = _EndedEarly("", "", "")
 
 
@@ -174,6 +177,8 @@ def _ended_early(reply: Reply) -> _EndedEarly:
         return _TRUNCATED
     if reply.looped:
         return _LOOPED
+    if reply.timed_out:
+        return _TIMED_OUT
     return _DONE
 
 

@@ -43,6 +43,9 @@ Message = dict[str, str]
 
 LOOPED = "looped"
 """`Reply.finish_reason` of an answer ended here because it kept repeating itself."""
+TIMED_OUT = "timed_out"
+"""`Reply.finish_reason` of an answer cut off here by `request_timeout` while it streamed: what came
+is kept."""
 
 class ModelError(Exception):
     """The model could not give an answer; `str(error)` is one line for the user."""
@@ -94,6 +97,11 @@ class Reply:
     def looped(self) -> bool:
         """The answer fell into repeating itself and was ended early (`debugging.repetition`)."""
         return self.finish_reason == LOOPED
+
+    @property
+    def timed_out(self) -> bool:
+        """The answer was still streaming when `request_timeout` ran out."""
+        return self.finish_reason == TIMED_OUT
 
 
 @dataclass(frozen=True)
@@ -341,7 +349,9 @@ class Programmer:
                 except queue.Empty:
                     if cancel is not None and cancel.is_set():
                         raise Cancelled() from None
-                    self._check_clocks(last_heard, deadline, bool(pieces))
+                    if self._out_of_time(last_heard, deadline, bool(pieces)):
+                        finish_reason = TIMED_OUT
+                        break
                     continue
                 last_heard = time.monotonic()
                 if cancel is not None and cancel.is_set():
@@ -364,7 +374,9 @@ class Programmer:
                             break
                 if finish_reason == LOOPED:
                     break
-                self._check_clocks(last_heard, deadline, bool(pieces))
+                if self._out_of_time(last_heard, deadline, bool(pieces)):
+                    finish_reason = TIMED_OUT
+                    break
         finally:
             stop.set()
         text = "".join(pieces)
@@ -375,6 +387,16 @@ class Programmer:
             prompt_chars = sum(len(m.get("content", "")) for m in messages)
             usage = Usage(prompt_chars // 4, len(pieces), estimated=True)
         return Reply(text, usage, finish_reason, model, time.monotonic() - started)
+
+    def _out_of_time(self, last_heard: float, deadline: float, streaming: bool) -> bool:
+        """True when `request_timeout` ran out while the answer was still coming: a slow model or a long
+        answer, whose text so far is the reply (an attempt of its own, kept in the history). A clock that
+        ran out on a silent endpoint raises (`_check_clocks`)."""
+        now = time.monotonic()
+        if streaming and now >= deadline and now - last_heard < self.settings.inactivity_timeout:
+            return True
+        self._check_clocks(last_heard, deadline, streaming)
+        return False
 
     def _check_clocks(self, last_heard: float, deadline: float, streaming: bool) -> None:
         now = time.monotonic()

@@ -467,6 +467,26 @@ def test_a_truncated_answer_is_told_to_be_shorter(
     assert finished_attempts(events)[0].failure == "The answer was cut off at the token limit."
 
 
+def test_an_answer_cut_off_by_the_time_limit_is_an_attempt_kept_with_its_tokens(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, tmp_path: Path) -> None:
+    """A slow model still writing when request_timeout runs out: the attempt is not lost. Its text and the
+    tokens that came are in its AttemptFinished and the history, and the run goes on."""
+    openai_server.queue(Text("Let me explain at length. " + "First, addition is " * 200, chunk_delay=0.01),
+                        RIGHT)
+    history = History(tmp_path / "history.sqlite3")
+    capsule = capsule_by_qualname(module_file.read_text(), "add", module_file)
+    with Engine(settings_for(openai_server, request_timeout=1.0), sandbox=sandbox, history=history) as engine:
+        events = list(engine.generate(capsule))
+    outcome = events[-1].outcome
+    assert (outcome.status, outcome.attempts) == ("passed", 2)
+    first = finished_attempts(events)[0]
+    assert first.usage.completion_tokens > 0 and "Let me explain at length." in first.code
+    assert first.failure == "The answer was cut off by the time limit (request_timeout)."
+    [_, kept] = history.attempts(module_file, "add")  # newest first
+    assert (kept.attempt, kept.completion_tokens) == (1, first.usage.completion_tokens)
+    history.close()
+
+
 def test_two_loops_at_once_share_one_engine(
         openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
     path = tmp_path / "two.py"
