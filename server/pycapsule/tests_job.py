@@ -33,7 +33,7 @@ import contextlib, importlib.util, io, json, linecache, os, sys, threading
 
 NAME, REL, PACKAGE, SOURCE, TESTS, ARGS = {name!r}, {rel!r}, {package!r}, {source!r}, {tests!r}, {args!r}
 MAX_FAILURES, FAILURE_CHARS, MARK = {max_failures!r}, {failure_chars!r}, {mark!r}
-ROOT = next((p for p in sys.path if os.path.isfile(os.path.join(p, REL))), None)
+ROOT = next((os.path.normpath(p) for p in sys.path if os.path.isfile(os.path.join(p, REL))), None)
 
 
 def report(found):
