@@ -198,6 +198,9 @@ def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection
                                 "(the `test_timeout` setting)")
     if result.status == "cancelled":
         return TestsRun(problem="cancelled")
+    if result.status != "ok":  # the program ended before its own end: whatever it printed is not a report
+        why = result.detail or (result.module_error.message if result.module_error else result.status)
+        return TestsRun(problem=f"the project's tests ({files}) ended early: {' '.join(str(why).split())}")
     found = None
     for line in result.stdout.splitlines():
         if line.startswith(REPORT_MARK):
