@@ -375,12 +375,17 @@ class _Run:
             raise Cancelled()
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
-        if verdict.passed and self.tests is not None:
-            return self._run_tests(code, source, edits, label)
-        return _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
-                        examples_passed=verdict.examples_passed)
+        attempt = _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
+                           examples_passed=verdict.examples_passed)
+        if self.tests is None or not (verdict.passed or verdict.examples_passed):
+            return attempt
+        tested = self._run_tests(code, source, edits)
+        if verdict.passed or tested.verdict != "passed":
+            return tested
+        # the examples as written and the project's tests pass; only their iterator version fails
+        return replace(attempt, tests=tested.tests)
 
-    def _run_tests(self, code: str, source: str, edits: tuple[TextEdit, ...], label: str) -> _Attempt:
+    def _run_tests(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
         """The examples passed (or there are none): the project's tests decide."""
         assert self.tests is not None
         result = self.sandbox.run(self.tests.job(source), self.cancel)
@@ -406,8 +411,9 @@ class _Run:
     def _success(self, result: _Attempt) -> Finished:
         name = self.capsule.qualname
         if result.examples_passed:
-            return self._finish("passed", f"{name}: doctests pass, but it {result.headline}",
-                                result.new_source, result.edits)
+            what = self._what_ran(result)
+            return self._finish("passed", f"{name}: {what} pass, but it {result.headline}",
+                                result.new_source, result.edits, verified_by=what)
         if result.verdict == "passed":
             what = self._what_ran(result)
             notes = self._weakly(result) + self._size(result)

@@ -170,7 +170,7 @@ def test_when_no_answer_works_on_an_iterator_the_first_that_passes_the_examples_
     assert [a.passed for a in finished_attempts(events)] == [False, False, False]
     assert outcome.status == "passed"
     assert "return iterable[-1] if iterable else default" in (outcome.new_source or "")
-    assert outcome.message.startswith("last: doctests pass, but it fails with an iterator for `iterable`: ")
+    assert outcome.message.startswith("last: 2 examples pass, but it fails with an iterator for `iterable`: ")
 
 
 def test_turned_off_the_examples_as_written_decide(

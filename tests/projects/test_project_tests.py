@@ -173,3 +173,20 @@ def test_a_body_that_prints_a_passing_report_and_exits_does_not_pass(
     [result] = report["results"]
     assert (result["status"], code) == ("gave_up", 1), stderr
     assert "the project's tests (tests/test_core.py) ended early" in stderr
+
+
+def test_a_body_that_fails_only_with_an_iterator_is_kept_only_if_the_projects_tests_pass(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    """A body that indexes its iterable passes list examples; the fallback that keeps such a body when no
+    answer does better must not keep one that fails the project's tests."""
+    with stats.open("a") as module:
+        module.write('\n\ndef last(iterable):\n    """The last item.\n\n    >>> last([1, 2, 3])\n    3\n'
+                     '    """\n    ...\n')
+    with (project / "tests/test_core.py").open("a") as tests:
+        tests.write("\n\ndef test_last_of_a_generator():\n    from stats.core import last\n"
+                    "    assert last(x for x in [1, 2]) == 2\n")
+    fake.queue("```python\ndef last(iterable):\n    return iterable[-1]\n```")
+    code, report, stderr = generate_json(f"{stats}::last", tmp_path, fake.base_url, "--max-attempts", "1")
+    [result] = report["results"]
+    assert (result["status"], code) == ("gave_up", 1), stderr
+    assert "tests/test_core.py::test_last_of_a_generator" in result["message"]
