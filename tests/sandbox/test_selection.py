@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from pycapsule.sandbox.api import SandboxUnavailable
+from pycapsule.sandbox.api import Job, SandboxUnavailable
 from pycapsule.sandbox.select import open_sandbox
+
+from tests.sandbox.conftest import open_or_skip
 
 
 def test_an_unknown_backend_name_lists_the_real_ones() -> None:
@@ -53,3 +55,16 @@ def test_a_missing_docker_image_says_how_to_build_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert "pycapsule sandbox build-image" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.docker
+def test_docker_says_on_every_run_that_it_does_not_use_the_projects_interpreter() -> None:
+    open_or_skip("docker").close()
+    sandbox = open_sandbox("docker", python=sys.executable)
+    try:
+        result = sandbox.run(Job(source="x = 1\n", doctest_targets=()))
+    finally:
+        sandbox.close()
+    assert result.status == "ok"
+    assert any(w.startswith("the docker sandbox runs its image's Python") and sys.executable in w
+               for w in result.warnings), result.warnings

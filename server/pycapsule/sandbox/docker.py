@@ -146,18 +146,27 @@ class DockerSandbox(WarmSandbox):
     start_timeout = 60.0
 
     def __init__(self, project_root: Path | None = None, limits: Limits = DEFAULT_LIMITS,
-                 image: str | None = None):
+                 image: str | None = None, python: str | None = None):
         super().__init__(project_root, limits)
         self.client = connect()
         self.image = image or image_tag()
-        if image_python(self.client, self.image) is None:
+        self.image_python = image_python(self.client, self.image)
+        if self.image_python is None:
             raise SandboxUnavailable(
                 f"the Docker sandbox image {self.image} is not built; run `pycapsule sandbox build-image`."
             )
+        self.python = python
+        """The project's interpreter, which this backend cannot use: its image has a Python of its own."""
         self.uid = 1_000_000 + secrets.randbelow(1_000_000_000)
         self.copy_project = copies_project()
         self._copied: dict[Path, str] = {}
         """Each copied project root's fingerprint at the time of its worker's copy."""
+
+    def run_warnings(self) -> tuple[str, ...]:
+        if self.python is None:
+            return ()
+        return (f"the docker sandbox runs its image's Python {self.image_python}, not {self.python}: the "
+                "project's installed packages are not there (the bwrap backend runs the project's Python)",)
 
     def container_settings(self, project_root: Path | None) -> dict[str, Any]:
         import docker.types

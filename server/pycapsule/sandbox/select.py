@@ -21,7 +21,7 @@ def _create(name: str, project_root: Path | None, python: str | None = None) -> 
     elif name == "docker":
         from pycapsule.sandbox.docker import DockerSandbox
 
-        sandbox = DockerSandbox(project_root)
+        sandbox = DockerSandbox(project_root, python=python)
     elif name == "unsafe-subprocess":
         from pycapsule.sandbox.unsafe import UnsafeSandbox
 
