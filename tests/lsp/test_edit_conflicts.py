@@ -117,6 +117,36 @@ async def test_an_edit_applied_without_an_answer_counts_as_applied(editor: Edito
     assert "    return a + b\n" in editor.text(uri)
 
 
+async def test_an_edit_answered_after_its_text_arrived_ends_without_an_error(
+        fake: ScriptedModel, project: Path, tmp_path: Path):
+    """Neovim may send the edit's didChange before its answer to workspace/applyEdit: the success is a
+    success, and the late answer raises no error in the server (it showed "Error in server: CANCELLED").
+    A server of its own: a shared one may still get late answers of other tests' editors."""
+    fake.queue(ADD_RIGHT)
+    editor = await start_editor("neovim", project, server_env(fake.base_url, tmp_path), TEST_OPTIONS)
+    answered = asyncio.Event()
+
+    async def text_first(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        result = editor.apply_edit(params)
+        await asyncio.sleep(0.5)
+        answered.set()
+        return result
+
+    editor.on_edit = text_first
+    try:
+        uri = editor.open("mod.py", ADD_STUB)
+        [action] = await editor.code_actions(uri, STUB_LINE)
+        result = await editor.run(action.command, timeout=30)
+        await asyncio.wait_for(answered.wait(), 10)
+        await asyncio.sleep(0.5)  # the late answer has reached the server
+
+        assert result["status"] == "passed", result
+        assert not [m for m in editor.client.messages if m.type == types.MessageType.Error], editor.messages()
+        assert not any("Error" in m or "Traceback" in m for m in editor.logs()), editor.logs()
+    finally:
+        await stop_editor(editor)
+
+
 async def test_an_edit_that_is_never_answered_ends_the_run_with_a_message(
     fake: ScriptedModel, project: Path, tmp_path: Path
 ):

@@ -88,14 +88,14 @@ async def apply_outcome(
         )
         answer = asyncio.ensure_future(server.workspace_apply_edit_async(params))
         if not await _answered_or_applied(server, changes, uri, answer, expected, wait_seconds):
-            answer.cancel()
+            _let_go(answer)
             return Applied(
                 "unconfirmed",
                 f"`{capsule.name}`: the editor did not answer the edit within {wait_seconds:g} s; "
                 "check whether the function was changed.",
             )
         if not answer.done() or server.workspace.get_text_document(uri).source == expected:
-            answer.cancel()  # the new text arrived: the editor applied it, whatever it answers
+            _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
             return Applied("applied", "applied")
         try:
             response = answer.result()
@@ -110,6 +110,12 @@ async def apply_outcome(
         ):
             break  # refused, and the editor reports no newer text: do not insist
     return Applied("refused", f"`{capsule.name}` was not changed: {reason}.")
+
+
+def _let_go(answer: asyncio.Future[object]) -> None:
+    """Stop waiting for the editor's answer without cancelling the request: pygls fails on an answer that
+    arrives for a request cancelled on this side (an error box after a success), so it is read and dropped."""
+    answer.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 async def _answered_or_applied(
