@@ -14,6 +14,13 @@ conversation: the next request is the one that got it plus one sentence saying i
 failed, sampled `REPEAT_HEAT` hotter than that request (at most 1.0, never below `retry_temperature`),
 with its own seed as every request has.
 
+A function that already has a body is repaired, not rewritten: after attempt 0 every attempt shows the
+model that body with its failure and asks for the smallest change (`prompts.repair_messages`); earlier
+failed changes are named by their headlines only.
+
+With the project's tests (`tests_job.ProjectTests`), a body whose examples pass (or that has none) passes
+only when those tests pass too; their failure is the attempt's, condensed like a doctest failure.
+
 An attempt whose failing examples all fail only for what the sandbox lacks (the network, a file the
 docstring names: `debugging.sandbox_lacks`) ends the run as `not_verified` with its body: no answer can
 make those examples pass here, so feeding them back would only spend attempts.
@@ -424,7 +431,7 @@ class _Run:
                             result.new_source, result.edits)
 
     def _size(self, result: _Attempt) -> str:
-        """For a repair: how much of the body it changed (', changed 1 of 9 body lines')."""
+        """For a repair: how much of the body it changed ('; it changed 1 of 9 body lines')."""
         if self.original is None or result.new_source is None:
             return ""
         try:
@@ -443,7 +450,7 @@ class _Run:
         return " + ".join(parts) or "nothing"
 
     def _weakly(self, result: _Attempt) -> str:
-        """', but they ran less than half of its lines: weakly verified' for tests alone that did."""
+        """When tests alone checked the body and ran less than half of its lines, the words that say so."""
         examples = self.verified and any(not example.skipped for example in self.capsule.examples)
         if examples or result.tests is None or self.tests is None or result.new_source is None:
             return ""
