@@ -1,0 +1,64 @@
+"""The LSP's order, held with a raw client on stdio: a request before `initialize` gets ServerNotInitialized
+(-32002) and no traceback; after `initialize` the same request is answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+
+
+def send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    assert process.stdin is not None
+    process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    process.stdin.flush()
+
+
+def receive(process: subprocess.Popen[bytes], wanted_id: int) -> dict[str, Any]:
+    """The response to request `wanted_id` (notifications and server requests before it are skipped)."""
+    assert process.stdout is not None
+    while True:
+        length = 0
+        while (line := process.stdout.readline().strip()):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        message = json.loads(process.stdout.read(length))
+        if message.get("id") == wanted_id and "method" not in message:
+            return message
+
+
+def test_a_request_before_initialize_is_refused_with_server_not_initialized(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYCAPSULE_"))},
+           "PYTHONPATH": str(SERVER), "XDG_CACHE_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "pycapsule", "serve"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    hover = {"method": "textDocument/hover", "params": {"textDocument": {"uri": (tmp_path / "m.py").as_uri()},
+                                                        "position": {"line": 0, "character": 0}}}
+    try:
+        send(process, {"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": (tmp_path / "m.py").as_uri(), "languageId": "python", "version": 1, "text": "x = 1\n"}}})
+        send(process, {"id": 1, **hover})
+        early = receive(process, 1)
+        send(process, {"id": 2, "method": "initialize", "params": {"processId": None, "rootUri": None,
+                                                                   "capabilities": {}}})
+        assert "capabilities" in receive(process, 2)["result"]
+        send(process, {"method": "initialized", "params": {}})
+        send(process, {"id": 3, **hover})
+        later = receive(process, 3)
+        send(process, {"id": 4, "method": "shutdown"})
+        receive(process, 4)
+        send(process, {"method": "exit"})
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert early["error"]["code"] == -32002, early
+    assert "error" not in later, later
+    assert b"Traceback" not in stderr, stderr.decode()
