@@ -15,7 +15,7 @@ from pycapsule.capsule import capsule_by_qualname
 from tests.datasets import tasks_of
 
 SIZES = {"humaneval": 164, "humaneval-et": 164, "humaneval-plus": 164, "mbpp": 427, "mbpp-et": 397,
-         "bigcodebench": 1140, "realcode": 45}
+         "bigcodebench": 1140, "realcode": 45, "realcode-visible": 45}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

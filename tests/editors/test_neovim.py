@@ -86,7 +86,7 @@ def test_documented_config_generates_the_body(tmp_path: Path, model_server: Fake
     assert seen["progress"][-1]["kind"] == "end", seen["progress"]
     assert f"PyCapsule: generating 2/{MAX_ATTEMPTS}" in seen["statusline"], seen["statusline"]
     assert seen["statusline"][-1] == "PyCapsule: idle", seen["statusline"]
-    assert "attempts at `digit_sum`" in seen.get("hover", ""), seen.get("hover")
+    assert "attempts at** `digit_sum`" in seen.get("hover", ""), seen.get("hover")
     assert "**passed** (attempt 2" in seen["hover"]
     assert model_server.pending == 0
     assert model_server.chat_requests[0].body["model"] == MODEL

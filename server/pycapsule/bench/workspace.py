@@ -22,6 +22,7 @@ from pycapsule.bench.pytest_job import pytest_job
 from pycapsule.bench.scorer import Score, judge, score
 from pycapsule.bench.tasks import BenchTask, ProjectTask
 from pycapsule.capsule import Capsule, capsule_by_qualname
+from pycapsule.parsing import parse_source
 from pycapsule.sandbox.api import Sandbox
 
 
@@ -119,7 +120,7 @@ def without_tests(source: str, names: set[str]) -> str:
     (a class keeps a body), every other line as it was."""
     lines = source.splitlines(keepends=True)
     spans = []
-    for node in ast.parse(source).body:
+    for node in parse_source(source).body:
         members = [(node.name, node)] if hasattr(node, "name") else []
         if isinstance(node, ast.ClassDef):
             members += [(f"{node.name}::{m.name}", m) for m in node.body if hasattr(m, "name")]

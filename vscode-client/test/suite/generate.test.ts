@@ -92,7 +92,7 @@ describe('Generate & self-debug in VS Code', () => {
       new vscode.Position(line, 'def digit'.length),
     );
     const text = hoverText(hovers ?? []);
-    assert.match(text, /attempts at `digit_sum`/);
+    assert.match(text, /attempts at\*\* `digit_sum`/);
     assert.match(text, /\*\*passed\*\* \(attempt 2/);
     assert.match(text, /\(attempt 1, generate\)/);
   });

@@ -21,6 +21,7 @@ from typing import Any
 from pycapsule.bench.datasets.sdists import Sdist, source_tree
 from pycapsule.bench.tasks import BenchTask, DatasetError, ProjectTask
 from pycapsule.capsule import Capsule, CapsuleError, capsule_by_qualname, read_source_file
+from pycapsule.parsing import parse_source
 
 SCORE_TIMEOUT = 120.0
 """Seconds for one task's hidden tests (pytest starting up, collecting the test module, running them)."""
@@ -69,7 +70,7 @@ def test_items(tree: Path, node_ids: tuple[str, ...]) -> tuple[str, ...]:
             items.append(node_id)
             continue
         try:
-            module = ast.parse((tree / file).read_text(encoding="utf-8"))
+            module = parse_source((tree / file).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
             items.append(node_id)
             continue
