@@ -14,6 +14,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -183,17 +184,8 @@ class Engine:
     def tests_for(self, source: str, path: Path, qualname: str | None) -> ProjectTests | None:
         """The project's tests of `qualname` (None: of every function) in the module `source` at `path`:
         found, not run; None when there are none."""
-        root = project_root(path)
-        if root is None:
-            return None
-        found = module_import(path, root)
         capsules = [capsule_by_qualname(source, qualname, path)] if qualname else read_capsules(source, path)
-        node_ids = dict.fromkeys(node for capsule in capsules
-                                 for node in select_tests(capsule, found.name, found.root).node_ids)
-        if not node_ids:
-            return None
-        return ProjectTests(found, TestSelection(tuple(node_ids)), self.interpreter.describe(),
-                            self.settings.test_timeout)
+        return find_tests(capsules, path, self.settings, self.interpreter)
 
     def run_tests(self, tests: ProjectTests, source: str, cancel: threading.Event | None = None) -> TestsRun:
         """`tests` run against `source` in the sandbox; raises SandboxUnavailable."""
@@ -232,24 +224,36 @@ def project_tests(capsule: Capsule, sandbox: Sandbox, settings: Settings, interp
     """The project's tests of `capsule`, run once on the file as it stands: a test that fails there already
     (any test, for a function with a body; one that fails before it reaches the function, for a stub) is
     left out and reported, not charged to the model. None when there are none to run; the notices say why."""
-    root = project_root(capsule.path)
-    if not settings.project_tests or capsule.path is None or root is None:
+    if not settings.project_tests or capsule.path is None:
         return None, []
-    found = module_import(capsule.path, root)
-    selection = select_tests(capsule, found.name, found.root)
-    if not selection.node_ids:
+    tests = find_tests([capsule], capsule.path, settings, interpreter)
+    if tests is None:
         return None, []
-    tests = ProjectTests(found, selection, interpreter.describe(), settings.test_timeout)
     baseline = tests.read(sandbox.run(tests.job(capsule.module_source), cancel))
     if baseline.problem is not None:
         return None, [f"{capsule.qualname}: {baseline.problem}; only its examples check it"]
     failing = baseline.failing(("collect",) if capsule.is_stub else ("setup", "call", "teardown", "collect"))
-    kept = selection.without(failing)
+    kept = tests.selection.without(failing)
     left_out = ", ".join(sorted(failing))
     notices = [f"{capsule.qualname}: already failing, so left out: {left_out}"] if failing else []
     if not kept.node_ids:
         return None, notices
-    return ProjectTests(found, kept, tests.interpreter, tests.timeout, tuple(sorted(failing))), notices
+    return replace(tests, selection=kept, already_failing=tuple(sorted(failing))), notices
+
+
+def find_tests(capsules: list[Capsule], path: Path, settings: Settings, interpreter: Interpreter
+               ) -> ProjectTests | None:
+    """The project's tests that exercise any of `capsules` (functions of the module at `path`): found by
+    reading files, nothing run; None when there are none."""
+    root = project_root(path)
+    if root is None:
+        return None
+    found = module_import(path, root)
+    node_ids = dict.fromkeys(node for capsule in capsules
+                             for node in select_tests(capsule, found.name, found.root).node_ids)
+    if not node_ids:
+        return None
+    return ProjectTests(found, TestSelection(tuple(node_ids)), interpreter.describe(), settings.test_timeout)
 
 
 def missing_package(result: RunResult, interpreter: Interpreter) -> str:

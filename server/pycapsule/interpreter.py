@@ -14,6 +14,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pycapsule.config import LoadedSettings
 
 PROJECT_VENVS = (".venv", "venv")
 """Folders at the project root that hold its environment, in the order they are tried."""
@@ -40,6 +44,11 @@ def venv_python(folder: Path) -> Path | None:
         if candidate.exists():
             return candidate.absolute()
     return None
+
+
+def settings_interpreter(loaded: LoadedSettings, root: Path | None) -> Interpreter:
+    """The interpreter `loaded` settings choose for the project at `root`, with where the choice came from."""
+    return project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
 
 
 def project_interpreter(configured: str | None, source: str | None, root: Path | None,

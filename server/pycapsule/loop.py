@@ -73,7 +73,7 @@ from pycapsule.prompts import (
     whole_answer,
 )
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
-from pycapsule.tests_job import ProjectTests, TestsRun, counted, tests_condensed, tests_headline
+from pycapsule.tests_job import ProjectTests, TestsRun, counted, coverage, tests_condensed, tests_headline
 
 log = logging.getLogger(__name__)
 
@@ -328,8 +328,9 @@ class _Run:
         if not finished.passed:
             return result
         if result.verdict == "passed":
-            yield self._finish("passed", f"{capsule.qualname}: {self._what_ran(result)} already pass; "
-                                         "nothing to change", verified_by=self._what_ran(result))
+            what, _ = self._what_ran(result)
+            yield self._finish("passed", f"{capsule.qualname}: {what} already pass; nothing to change",
+                               verified_by=what)
         else:
             why = f"the module runs but {result.headline or self._unverified()}; nothing to change"
             yield self._finish("not_verified", f"{capsule.qualname}: {why}")
@@ -418,12 +419,13 @@ class _Run:
     def _success(self, result: _Attempt) -> Finished:
         name = self.capsule.qualname
         if result.examples_passed:
-            what = self._what_ran(result)
+            what, _ = self._what_ran(result)
             return self._finish("passed", f"{name}: {what} pass, but it {result.headline}",
                                 result.new_source, result.edits, verified_by=what)
         if result.verdict == "passed":
-            what = self._what_ran(result)
-            notes = self._weakly(result) + self._size(result)
+            what, weak = self._what_ran(result)
+            notes = (", but they ran less than half of its lines: only weakly verified" if weak else "") \
+                + self._size(result)
             message = f"{name}: {what} pass after {self.attempts} attempt(s){notes}"
             return self._finish("passed", message, result.new_source, result.edits, verified_by=what)
         why = result.headline or self._unverified()
@@ -440,23 +442,18 @@ class _Run:
             return ""
         return f"; it {change_size(self.original_body, body).describe()}"
 
-    def _what_ran(self, result: _Attempt) -> str:
-        """What checked a passing body: '3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)';
-        tests alone that run less than half its lines (examples' lines are not counted yet) verify weakly."""
+    def _what_ran(self, result: _Attempt) -> tuple[str, bool]:
+        """What checked a passing body ('3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)'), and
+        whether tests alone checked it and ran less than half of its lines: weakly verified (the examples'
+        lines are not counted yet)."""
         examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
         parts = [counted(examples, "example")] if examples else []
+        weak = False
         if result.tests is not None and self.tests is not None and result.new_source is not None:
-            parts.append(self.tests.describe(result.tests, result.new_source, self.capsule.qualname))
-        return " + ".join(parts) or "nothing"
-
-    def _weakly(self, result: _Attempt) -> str:
-        """When tests alone checked the body and ran less than half of its lines, the words that say so."""
-        examples = self.verified and any(not example.skipped for example in self.capsule.examples)
-        if examples or result.tests is None or self.tests is None or result.new_source is None:
-            return ""
-        if not self.tests.weak(result.tests, result.new_source, self.capsule.qualname):
-            return ""
-        return ", but they ran less than half of its lines: only weakly verified"
+            covered = coverage(result.tests, result.new_source, self.capsule.qualname)
+            parts.append(self.tests.describe(result.tests, covered))
+            weak = not examples and covered.weak
+        return " + ".join(parts) or "nothing", weak
 
     def _unverified(self) -> str:
         """Why nothing checks the function (capsule.verified_by_doctests is False)."""

@@ -90,13 +90,19 @@ def restart_messages(capsule: Capsule, context: str | None, failures: Sequence[s
     """A fresh conversation: the task, plus how earlier attempts failed (one line each) but not their code,
     which a small model would copy; `repeated`: the last answer repeated code that failed this way."""
     messages = generate_messages(capsule, context)
-    if failures:
-        listed = "\n".join(f"- {failure}" for failure in failures)
-        note = f"\nEarlier attempts failed like this; write a different solution:\n{listed}\n"
-        messages[-1]["content"] += note
+    lead = "Earlier attempts failed like this; write a different solution:"
+    messages[-1]["content"] += _earlier(failures, lead)
     if repeated:
         messages[-1]["content"] += f"\n{repeat_note(repeated)}\n"
     return messages
+
+
+def _earlier(failures: Sequence[str], lead: str) -> str:
+    """How earlier attempts failed, one line each under `lead` ('' when none did)."""
+    if not failures:
+        return ""
+    listed = "\n".join(f"- {failure}" for failure in failures)
+    return f"\n{lead}\n{listed}\n"
 
 
 def fix_request(condensed_error: str, repeated: str | None = None) -> str:
@@ -111,8 +117,7 @@ def repair_messages(capsule: Capsule, context: str | None, current: str, condens
     fails, asking for the smallest change; `failures`: how earlier repairs failed, one line each (their
     code is not shown: each attempt starts again from the body as it stands)."""
     messages = generate_messages(capsule, context)
-    earlier = "".join(f"- {failure}\n" for failure in failures)
-    note = f"\nEarlier changes failed like this; change it differently:\n{earlier}" if earlier else ""
+    note = _earlier(failures, "Earlier changes failed like this; change it differently:")
     again = f"\n{repeat_note(repeated)}\n" if repeated else ""
     messages[-1]["content"] += (
         f"\n\nThis is the function as it stands in the project:\n{fenced(current.strip())}\n\nIt fails:\n"

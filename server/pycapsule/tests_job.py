@@ -267,18 +267,30 @@ class ProjectTests:
     def read(self, result: RunResult) -> TestsRun:
         return read_tests_run(result, self.interpreter, self.selection)
 
-    def describe(self, run: TestsRun, candidate: str, qualname: str) -> str:
+    def describe(self, run: TestsRun, coverage: Coverage) -> str:
         """'12 tests (tests/test_lists.py; 7 of 9 body lines run)'."""
         where = ", ".join(self.selection.files)
-        body = body_lines(candidate, qualname)
-        if body:
-            where += f"; {len(body & run.lines_run)} of {counted(len(body), 'body line')} run"
+        if coverage.lines:
+            where += f"; {coverage.ran} of {counted(coverage.lines, 'body line')} run"
         return f"{counted(run.passed, 'test')} ({where})"
 
-    def weak(self, run: TestsRun, candidate: str, qualname: str) -> bool:
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a body's statement lines a run of the tests executed."""
+
+    ran: int
+    lines: int
+
+    @property
+    def weak(self) -> bool:
         """The tests ran less than WEAK of the body's lines."""
-        body = body_lines(candidate, qualname)
-        return bool(body) and len(body & run.lines_run) < WEAK * len(body)
+        return bool(self.lines) and self.ran < WEAK * self.lines
+
+
+def coverage(run: TestsRun, candidate: str, qualname: str) -> Coverage:
+    body = body_lines(candidate, qualname)
+    return Coverage(len(body & run.lines_run), len(body))
 
 
 def body_lines(source: str, qualname: str) -> frozenset[int]:

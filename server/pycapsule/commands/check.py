@@ -18,7 +18,7 @@ from pycapsule.config import load_settings, project_root
 from pycapsule.doctest_items import qualnames
 from pycapsule.engine import Engine
 from pycapsule.exit_codes import ExitCode
-from pycapsule.interpreter import project_interpreter
+from pycapsule.interpreter import settings_interpreter
 from pycapsule.sandbox.api import SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
 from pycapsule.terminal import terminal_safe
@@ -90,7 +90,7 @@ def _check(args: argparse.Namespace) -> int:
         say(PREFIX, f"warning: {warning}")
     try:
         root = project_root(path)
-        interpreter = project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
+        interpreter = settings_interpreter(loaded, root)
         with Engine(loaded.settings, project_root=root, interpreter=interpreter) as engine:
             result = engine.check(source, path, (qualname,) if qualname else None,
                                   None if qualname else max(FILE_TIMEOUT, loaded.settings.job_timeout))

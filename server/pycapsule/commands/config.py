@@ -26,7 +26,7 @@ from pycapsule.config import (
     project_root,
 )
 from pycapsule.embedded_model.which import endpoint_description
-from pycapsule.interpreter import project_interpreter
+from pycapsule.interpreter import settings_interpreter
 from pycapsule.redact import MASK, mask_credentials
 from pycapsule.terminal import terminal_safe
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(terminal_safe(f"pycapsule config: warning: {warning}"), file=sys.stderr)
     endpoint = endpoint_description(loaded.settings)
-    python = project_interpreter(loaded.settings.python, loaded.sources.get("python"), project_root(start))
+    python = settings_interpreter(loaded, project_root(start))
     user_file = loaded.user_file
     if args.json:
         print(json.dumps({

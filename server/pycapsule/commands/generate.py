@@ -47,7 +47,7 @@ from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.engine import Engine
 from pycapsule.events import Outcome
 from pycapsule.exit_codes import ExitCode
-from pycapsule.interpreter import project_interpreter
+from pycapsule.interpreter import settings_interpreter
 from pycapsule.signals import handling
 from pycapsule.terminal import terminal_safe
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         say(PREFIX, f"model: {endpoint_description(loaded.settings)}")
     root = project_root(read.target.path)
-    interpreter = project_interpreter(loaded.settings.python, loaded.sources.get("python"), root)
+    interpreter = settings_interpreter(loaded, root)
     if qualnames:
         say(PREFIX, f"python: {interpreter.describe()}")
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)

@@ -73,10 +73,10 @@ def doctor(args: argparse.Namespace) -> int:
 def here_interpreter() -> Interpreter:
     """The interpreter a job for the project in the current folder would run with."""
     from pycapsule.config import load_settings, project_root
-    from pycapsule.interpreter import project_interpreter
+    from pycapsule.interpreter import settings_interpreter
 
     loaded = load_settings(Path.cwd())
-    return project_interpreter(loaded.settings.python, loaded.sources.get("python"), project_root(Path.cwd()))
+    return settings_interpreter(loaded, project_root(Path.cwd()))
 
 
 def bwrap_whole_job_limit() -> str:
