@@ -69,6 +69,8 @@ def _exception_lines(what: str, info: ExceptionInfo) -> list[str]:
 
 def _failure_lines(failure: ExampleFailure) -> list[str]:
     source = _example_source(failure)
+    if failure.note:
+        return [f"Failed example: {source}", f"Note: {failure.note}."]
     if failure.exception is not None:
         return _exception_lines(source, failure.exception)
     lines = [
@@ -165,6 +167,8 @@ def _headline(result: RunResult) -> tuple[str, str]:
     count = f"doctest failed ({failed} of {attempted}): " if attempted > 1 else "doctest failed: "
     first = failures[0]
     source = _one_line(first.source, HEADLINE_VALUE_LIMIT)
+    if first.note:
+        return count, f"{source}: {first.note}"
     if first.exception is not None:
         message = _one_line(first.exception.message, HEADLINE_VALUE_LIMIT)
         return count, f"{source} raised {first.exception.type}: {message}".rstrip(": ")

@@ -61,6 +61,8 @@ def one_line(text: str) -> str:
 
 
 def failure_message(failure: ExampleFailure) -> str:
+    if failure.note:
+        return one_line(f"doctest failed: {failure.note}")
     if failure.exception is not None:
         return one_line(f"doctest failed: {failure.exception.type}: {failure.exception.message}")
     return f"doctest failed: expected {one_line(failure.expected)}, got {one_line(failure.got)}"

@@ -120,6 +120,8 @@ class ExampleFailure:
     """What the example printed (empty when it raised)."""
     exception: ExceptionInfo | None = None
     """Set when the example raised an exception that was not expected."""
+    note: str | None = None
+    """Why an example counts as failed whatever it printed (the body changed the display hook)."""
 
 
 @dataclass(frozen=True)

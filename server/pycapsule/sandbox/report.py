@@ -64,6 +64,8 @@ def text_report(result: RunResult, path: str) -> list[str]:
             lines.append(f"  {path}:{failure.line}: >>> {failure.source}")
             lines.append("    expected:")
             lines.append(_indent(failure.expected))
+            if failure.note:
+                lines.append(f"    note: {failure.note}")
             if failure.exception is not None:
                 lines.append("    raised: " + describe_exception(failure.exception))
                 if failure.exception.missing is not None:

@@ -87,6 +87,7 @@ def example_failure(value: Any) -> ExampleFailure:
         expected=_str(data.get("expected"), "failure.expected"),
         got=_str(data.get("got"), "failure.got"),
         exception=exception_info(data.get("exception")),
+        note=_optional_str(data.get("note"), "failure.note"),
     )
 
 

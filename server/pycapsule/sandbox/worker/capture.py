@@ -40,30 +40,57 @@ class Capture:
         return b"".join(self.chunks).decode("utf-8", "replace")
 
 
+class ExampleOutput(Capture):
+    """The pipe an example's stdout goes to: what each example printed, taken when it answers."""
+
+    def take(self):
+        """What arrived since the last take, as doctest's output checker sees it (a trailing newline
+        added to output that lacks one)."""
+        while self.open and self.read():  # the job wrote all of it before it answered
+            pass
+        data, dropped = b"".join(self.chunks), self.dropped
+        self.chunks, self.kept, self.dropped = [], 0, 0
+        try:
+            text = data.decode("utf-8", "surrogatepass")  # the job encodes lone surrogates so
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", "replace")
+        if dropped:
+            text += f"\n... ({dropped} more bytes)"
+        return text + "\n" if text and not text.endswith("\n") else text
+
+
 class Report(Capture):
+    """The job's answers, one JSON line each, handed on as they complete."""
+
     def __init__(self, fd):
         super().__init__(fd, MAX_REPORT_BYTES)
+        self.pending = b""
+        self.internal = None
 
     def messages(self):
-        """(the runner's messages in order, the runner's internal error); None for unreadable lines."""
-        messages, internal = [], None
-        for line in b"".join(self.chunks).split(b"\n"):
+        """The complete lines read so far and not yet handed on, parsed (None for an unreadable one); the
+        runner's internal error is kept aside."""
+        data = self.pending + b"".join(self.chunks)
+        self.chunks = []
+        *lines, self.pending = data.split(b"\n")
+        messages = []
+        for line in lines:
             if not line:
                 continue
             try:
-                # as runner.send_report encodes it: a lone surrogate the job printed is its output too
                 message = json.loads(line.decode("utf-8", "surrogatepass"))
             except ValueError:
                 message = None
             if isinstance(message, dict) and set(message) == {"internal_error"}:
-                internal = str(message["internal_error"])
+                self.internal = str(message["internal_error"])
             else:
                 messages.append(message)
-        return messages, internal
+        return messages
 
 
-def wait_for_child(pid, captures, deadline):
-    """Pump the job's pipes until it exits or the deadline passes. Returns (wait status | None)."""
+def wait_for_child(pid, captures, deadline, after_read=lambda: None):
+    """Pump the job's pipes until it exits or the deadline passes, calling `after_read` after each round of
+    reads. Returns (wait status | None)."""
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -87,6 +114,7 @@ def wait_for_child(pid, captures, deadline):
             for capture in captures:
                 if capture.open and capture.fd in ready:
                     capture.read()
+            after_read()
     finally:
         if pidfd is not None:
             os.close(pidfd)

@@ -2,6 +2,7 @@
 the writable directories (and undo its permission changes), remove its SysV IPC objects."""
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -160,8 +161,6 @@ IPC_RMID = 0
 def c_library(loaded=[]):  # noqa: B006 (a cache: loaded once per worker)
     if not loaded:
         try:
-            import ctypes
-
             loaded.append(ctypes.CDLL(None, use_errno=True))
         except Exception:
             loaded.append(None)

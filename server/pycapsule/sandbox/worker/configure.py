@@ -1,5 +1,6 @@
 """The host's init message applied: paths, privileges and process attributes of the worker."""
 
+import ctypes
 import doctest
 import os
 import signal
@@ -16,19 +17,22 @@ PR_SET_NO_NEW_PRIVS = 38
 
 def prctl(option, value):
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0
     except Exception:
         return False
 
 
+def job_import_path(init):
+    """The import path of the job's process: the project's folders first (as pytest's), then the
+    interpreter's. The worker itself keeps the one it started with: it imports everything it needs before
+    any job, and nothing ever from the project (whose `ctypes.py` or `types.py` would otherwise run in it)."""
+    path = [p for p in init["sys_path"] if isinstance(p, str)] if init.get("sys_path") else list(sys.path)
+    return [p for p in init.get("sys_path_prepend", []) if isinstance(p, str)] + path
+
+
 def configure(init):
-    """Apply the host's init message: paths, privileges, process attributes."""
-    if init.get("sys_path"):
-        sys.path[:] = [p for p in init["sys_path"] if isinstance(p, str)]
-    sys.path[0:0] = [p for p in init.get("sys_path_prepend", []) if isinstance(p, str)]
+    """Apply the host's init message: privileges, process attributes."""
     sys.dont_write_bytecode = True
     uid = init.get("uid")
     if isinstance(uid, int) and os.getuid() == 0:
@@ -63,3 +67,4 @@ class Config:
         self.stack = int(limits.get("stack_bytes", 8 << 20))
         self.baseline = {}
         self.own_ipc_namespace = bool(init.get("own_ipc_namespace"))
+        self.sys_path = job_import_path(init)

@@ -12,12 +12,11 @@ import traceback
 from .configure import FORWARDED_SIGNALS, PR_SET_PDEATHSIG, prctl
 from .limits import set_cpu_limit, set_limits
 from .module_import import job_path
-from .runner import REPORT_FD, run_job_in_child, send_report
+from .runner import COMMAND_FD, EXAMPLE_FD, REPORT_FD, Commands, run_job_in_child, send_report
 from .text import clip
 from .warm_up import prewarm
 from .working_dir import show_project
 
-JOB_FD = 4
 PREWARM_AFTER = 0.005
 
 
@@ -25,17 +24,7 @@ def line_buffered_text(fd):
     return open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
 
 
-def read_job(fd):
-    chunks = []
-    while True:
-        data = os.read(fd, 1 << 20)
-        if not data:
-            break
-        chunks.append(data)
-    return json.loads(b"".join(chunks).decode("utf-8")) if chunks else None
-
-
-def child_main(config, job_dir, job_r, out_w, err_w, report_w):
+def child_main(config, job_dir, job_r, out_w, err_w, report_w, example_w):
     """Runs in the pre-forked child: prepare, wait for the job, run it, report; never returns."""
     code = 70
     try:
@@ -48,10 +37,11 @@ def child_main(config, job_dir, job_r, out_w, err_w, report_w):
             os._exit(code)
         devnull = os.open(os.devnull, os.O_RDONLY)
         # Lift every fd we keep above the target numbers first, so no dup2 clobbers another.
-        lifted = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (devnull, out_w, err_w, report_w, job_r)]
-        for target, fd in zip((0, 1, 2, REPORT_FD, JOB_FD), lifted, strict=True):
+        lifted = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100)
+                  for fd in (devnull, out_w, err_w, report_w, job_r, example_w)]
+        for target, fd in zip((0, 1, 2, REPORT_FD, COMMAND_FD, EXAMPLE_FD), lifted, strict=True):
             os.dup2(fd, target)
-        os.closerange(JOB_FD + 1, 65536)  # the protocol fds and everything else the worker holds
+        os.closerange(EXAMPLE_FD + 1, 65536)  # the protocol fds and everything else the worker holds
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         for name in FORWARDED_SIGNALS:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -65,15 +55,16 @@ def child_main(config, job_dir, job_r, out_w, err_w, report_w):
         set_limits(config)
         # Warm up only while no job is waiting: back to back, the job is there at once and a warm-up
         # would only add CPU time; with a pause between jobs it takes the page faults off the next one.
-        waiting, _, _ = select.select([JOB_FD], [], [], PREWARM_AFTER)
+        waiting, _, _ = select.select([COMMAND_FD], [], [], PREWARM_AFTER)
         if not waiting:
             prewarm(job_dir)
-        job = read_job(JOB_FD)
+        commands = Commands(COMMAND_FD)
+        job = commands()
         if job is None:  # the worker is shutting down
             os._exit(0)
-        os.close(JOB_FD)
         set_cpu_limit(job["timeout"])
-        run_job_in_child(job, job_path(job, config, job_dir), project_dir=config.project_dir)
+        sys.path[:] = config.sys_path
+        run_job_in_child(job, job_path(job, config, job_dir), commands, project_dir=config.project_dir)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
@@ -85,7 +76,8 @@ def child_main(config, job_dir, job_r, out_w, err_w, report_w):
 
 
 class Child:
-    """A pre-forked job process: its pid, the pipe it reads its job from, and its output pipes."""
+    """A pre-forked job process: its pid, the pipe it reads its job and then the worker's commands from,
+    and the pipes it writes to (stdout, stderr, its answers, what its examples print)."""
 
     def __init__(self, config):
         self.job_dir = os.path.join(config.work_root, "job")
@@ -96,26 +88,29 @@ class Child:
         self.out_r, out_w = os.pipe()
         self.err_r, err_w = os.pipe()
         self.report_r, report_w = os.pipe()
+        self.example_r, example_w = os.pipe()
+        os.set_blocking(self.example_r, False)
         self.pid = os.fork()
         if self.pid == 0:
-            child_main(config, self.job_dir, job_r, out_w, err_w, report_w)
-        for fd in (job_r, out_w, err_w, report_w):
+            child_main(config, self.job_dir, job_r, out_w, err_w, report_w, example_w)
+        for fd in (job_r, out_w, err_w, report_w, example_w):
             os.close(fd)
 
     def start(self, job):
         """Hand the job over; False when the child died while it waited."""
+        return self.send(job)
+
+    def send(self, message):
+        """One line to the job (JSON; its escapes keep lone surrogates intact); False when it is gone."""
         try:
-            data = json.dumps(job).encode("ascii")  # escapes keep lone surrogates intact
-            view = memoryview(data)
+            view = memoryview(json.dumps(message).encode("ascii") + b"\n")
             while view:
                 view = view[os.write(self.job_w, view):]
             return True
         except OSError:
             return False
-        finally:
-            os.close(self.job_w)
 
     def close(self):
-        for fd in (self.out_r, self.err_r, self.report_r):
+        for fd in (self.job_w, self.out_r, self.err_r, self.report_r, self.example_r):
             with contextlib.suppress(OSError):
                 os.close(fd)

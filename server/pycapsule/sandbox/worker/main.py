@@ -7,15 +7,39 @@ import signal
 import sys
 import time
 
-from .capture import Capture, Report, drain, wait_for_child
+from .capture import Capture, ExampleOutput, Report, drain, wait_for_child
 from .cleanup import clean_up, snapshot
 from .configure import Config, configure
 from .framing import read_frame, write_frame
 from .job_process import Child
 from .module_import import job_path
 from .replies import build_reply, oom_kill_count
+from .text import GOT_CAP
 from .verdicts import Verdicts, prepare
 from .warm_up import warm_up
+
+
+class Conversation:
+    """The worker's side of one job: the job's answers handed to the verdicts, each next command sent."""
+
+    def __init__(self, child, verdicts, report, examples):
+        self.child, self.verdicts, self.report, self.examples = child, verdicts, report, examples
+
+    def __call__(self):
+        for message in self.report.messages():
+            command = self.verdicts.accept(message, self.examples.take)
+            if self.verdicts.tampered:
+                stop(self.child.pid)
+                return
+            if command is not None:
+                self.child.send(command)
+
+
+def stop(pid):
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def run_job(job, config, child):
@@ -24,25 +48,22 @@ def run_job(job, config, child):
     oom_before = oom_kill_count()
     path = job_path(job, config, child.job_dir)
     prepared, flags = prepare(job, path)
-    verdicts = Verdicts(prepared, flags, path)
-    job = {**job, "items": [entry.wire() for entry in prepared]}
+    verdicts = Verdicts(prepared, flags, path, whole_module=bool(job.get("whole_module")))
     if not child.start(job):
         child.close()
         return None
     limit = int(job["output_limit"])
-    stdout, stderr, report = Capture(child.out_r, limit), Capture(child.err_r, limit), Report(child.report_r)
-    captures = [stdout, stderr, report]
-    status = wait_for_child(child.pid, captures, started + float(job["timeout"]))
-    timed_out = status is None
-    if timed_out:
+    stdout, stderr = Capture(child.out_r, limit), Capture(child.err_r, limit)
+    report, examples = Report(child.report_r), ExampleOutput(child.example_r, GOT_CAP)
+    captures = [stdout, stderr, report, examples]
+    conversation = Conversation(child, verdicts, report, examples)
+    status = wait_for_child(child.pid, captures, started + float(job["timeout"]), conversation)
+    if status is None:
+        stop(child.pid)
         with contextlib.suppress(OSError):
-            os.killpg(child.pid, signal.SIGKILL)
-        try:
-            os.kill(child.pid, signal.SIGKILL)
             os.waitpid(child.pid, 0)
-        except OSError:
-            pass
     drain(captures)
+    conversation()
     child.close()
     reply = build_reply(job, config, status, stdout, stderr, report, verdicts)
     if reply["status"] == "killed" and oom_before is not None and oom_kill_count() != oom_before:

@@ -33,8 +33,7 @@ def oom_kill_count():
 
 
 def build_reply(job, config, status, stdout, stderr, report, verdicts):
-    messages, internal = report.messages()
-    verdicts.feed(messages)
+    internal = report.internal
     reply = {
         "op": "result",
         "stdout": stdout.text(),

@@ -1,6 +1,7 @@
-"""The doctest runner inside the job's process: imports the module, runs every example in order and
-reports what each printed or raised, one JSON line per event on REPORT_FD; it never judges (verdicts.py
-does, in the worker, where the job's code cannot reach)."""
+"""The doctest runner inside the job's process: imports the module, then runs what the worker asks, one
+command at a time (COMMAND_FD), answering each on REPORT_FD with the command's token. What an example
+prints goes straight into the worker's pipe (EXAMPLE_FD); this process only says how the example ended
+(what it raised). It never judges: verdicts.py does, in the worker, where the job's code cannot reach."""
 
 import doctest
 import errno
@@ -21,6 +22,12 @@ from .working_dir import write_scratch
 
 TRACEBACK_FRAMES_CAP = 20
 REPORT_FD = 3
+COMMAND_FD = 4
+EXAMPLE_FD = 5
+# Bound before any job runs: a job that replaces these names later does not reach the runner's own.
+ORIGINAL_DISPLAYHOOK = sys.__displayhook__
+_write = os.write
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 CHAIN_CAP = 16
 # A host that does not resolve, or a network that is not there: what a sandbox without a network answers.
 NETWORK_ERRNOS = {errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH, errno.EHOSTDOWN}
@@ -129,10 +136,43 @@ def conftest_error(failed, project_dir):
 
 
 def send_report(message):
-    data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    data = (_encode(message) + "\n").encode("utf-8", "surrogatepass")
     view = memoryview(data)
     while view:
-        view = view[os.write(REPORT_FD, view):]
+        view = view[_write(REPORT_FD, view):]
+
+
+class ExampleOutput(io.StringIO):
+    """sys.stdout while an example runs (a StringIO, as doctest's): every write goes straight into the
+    worker's pipe, so what an example printed is what the worker read, not what this process says."""
+
+    def __init__(self, fd):
+        super().__init__()
+        self._fd = fd
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"string argument expected, got '{type(text).__name__}'")
+        view = memoryview(text.encode("utf-8", "surrogatepass"))
+        while view:
+            view = view[_write(self._fd, view):]
+        return len(text)
+
+
+class Commands:
+    """The worker's commands, one JSON line each, read from `fd`."""
+
+    def __init__(self, fd):
+        self.fd, self.buffer = fd, b""
+
+    def __call__(self):
+        while b"\n" not in self.buffer:
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                return None
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line.decode("utf-8"))
 
 
 class NoDebugger:
@@ -180,38 +220,73 @@ def extra_tests(module):
     return found
 
 
-def run_examples(index, qualname, sources, module, path, lines, report, namespace=None):
-    """Run examples in order in one namespace (the module's globals, then the conftests' `namespace` over
-    them, as pytest); report what each printed or raised, never a verdict."""
-    globs = dict(module.__dict__)
-    globs.update(namespace or {})
-    flags = doctest._extract_future_flags(globs)
-    spoof = doctest._SpoofOut()
-    saved = sys.stdout, sys.displayhook
-    sys.stdout, sys.displayhook = spoof, sys.__displayhook__
-    try:
-        for number, source in enumerate(sources):
-            report({"run": [index, number]})
-            exception = None
+class Session:
+    """Runs what the worker asks for, one command at a time, and answers each with the command's token:
+    a docstring's namespace opened (the module's globals, then the conftests' `namespace` over them, as
+    pytest), one example run, the module's `__test__` entries listed, the end. It never judges, and it
+    learns of an example only when the worker sends it, after the previous one has ended."""
+
+    def __init__(self, module, path, lines, namespace, report, out_fd):
+        self.module, self.path, self.lines = module, path, lines
+        self.namespace, self.report, self.out_fd = namespace or {}, report, out_fd
+        self.globs, self.flags = None, 0
+
+    def obey(self, command):
+        """Run one command; False after the last one."""
+        op, token = command.get("op"), command.get("token")
+        if op == "item":
+            self.close()
+            index = command["index"]
+            if command.get("lookup") and runtime_object(self.module, command["qualname"]) is None:
+                self.report({"absent": index, "token": token})
+                return True
+            self.globs = dict(self.module.__dict__)
+            self.globs.update(self.namespace)
+            self.flags = doctest._extract_future_flags(self.globs)
+            self.report({"item": index, "token": token})
+        elif op == "example":
+            self.report({**self.run_example(command), "token": token})
+        elif op == "extras":
+            self.report({"extras": [{"qualname": name, "docstring": clip(text, GOT_CAP)}
+                                    for name, text in extra_tests(self.module)], "token": token})
+        else:
+            self.close()
+            self.report({"done": True, "token": token})
+            return False
+        return True
+
+    def run_example(self, command):
+        index, number, qualname = command["index"], command["number"], command["qualname"]
+        saved = sys.stdout, sys.displayhook
+        # Each example starts with the interpreter's own display hook and the worker's pipe as stdout,
+        # whatever an earlier one left behind.
+        sys.stdout, sys.displayhook = ExampleOutput(self.out_fd), ORIGINAL_DISPLAYHOOK
+        message = {"out": [index, number]}
+        try:
             try:
-                exec(compile(source, f"<doctest {qualname}[{number}]>", "single", flags, True), globs)
+                name = f"<doctest {qualname}[{number}]>"
+                exec(compile(command["source"], name, "single", self.flags, True), self.globs)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # as doctest: SystemExit too is an example's outcome
-                exception = exc
-            got = spoof.getvalue()
-            spoof.truncate(0)
-            message = {"out": [index, number], "got": clip(got, GOT_CAP)}
-            if exception is not None:
-                message["exception"] = exception_info(exception, path, lines)
-                message["exc_msg"] = clip(exception_only(exception), GOT_CAP)
-            report(message)
-    finally:
-        sys.stdout, sys.displayhook = saved
-        globs.clear()
+                message["exception"] = exception_info(exc, self.path, self.lines)
+                message["exc_msg"] = clip(exception_only(exc), GOT_CAP)
+        finally:
+            hooks = (sys.displayhook, sys.__displayhook__)
+            changed = any(hook is not ORIGINAL_DISPLAYHOOK for hook in hooks)
+            sys.stdout, sys.displayhook = saved
+            sys.__displayhook__ = ORIGINAL_DISPLAYHOOK
+        if changed:
+            message["display_hook_changed"] = True
+        return message
+
+    def close(self):
+        if self.globs is not None:
+            self.globs.clear()
+            self.globs = None
 
 
-def run_job_in_child(job, path, report=send_report, project_dir=None):
+def run_job_in_child(job, path, commands, report=send_report, project_dir=None, out_fd=EXAMPLE_FD):
     source = job["source"]
     lines = source_lines(source)
     if job.get("module_file"):
@@ -236,20 +311,8 @@ def run_job_in_child(job, path, report=send_report, project_dir=None):
                 "memory": isinstance(exc, MemoryError)})
         return
     report({"imported": True})
-    for index, item in enumerate(job["items"]):
-        if item.get("lookup") and runtime_object(module, item["qualname"]) is None:
-            report({"absent": index})
-            continue
-        report({"item": index})
-        run_examples(index, item["qualname"], item["examples"], module, path, lines, report, namespace)
-    if job.get("whole_module"):
-        parser = doctest.DocTestParser()
-        for offset, (qualname, docstring) in enumerate(extra_tests(module)):
-            try:
-                examples = [e.source for e in parser.get_examples(docstring, qualname)]
-            except ValueError:
-                examples = []
-            index = len(job["items"]) + offset
-            report({"extra": {"index": index, "qualname": qualname, "docstring": clip(docstring, GOT_CAP)}})
-            run_examples(index, qualname, examples, module, path, lines, report, namespace)
-    report({"done": True})
+    session = Session(module, path, lines, namespace, report, out_fd)
+    while True:
+        command = commands()
+        if command is None or not session.obey(command):
+            return

@@ -2,6 +2,7 @@
 with doctest's checker (plus pytest's flags)."""
 
 import doctest
+import os
 import re
 
 from .text import MESSAGE_CAP, clip
@@ -110,107 +111,119 @@ def prepare(job, path):
 
 
 class Verdicts:
-    """Reads the job's reports in the one order the runner writes them and judges every example here,
-    outside the job's process: its code can print anything, but cannot reach the checker or the verdict."""
+    """Drives the job one command at a time and judges every example here, outside the job's process.
 
-    def __init__(self, prepared, job_flags, path):
+    The job learns of an example only when it is sent, after the previous one has ended, and each command
+    carries a fresh token its answer must repeat: an answer written ahead of time, out of order or in
+    another shape ends the job as tampered. What an example printed is what the worker read from the job's
+    example pipe between sending it and its answer (`got`), never what the job says it printed."""
+
+    def __init__(self, prepared, job_flags, path, whole_module=False):
         self.prepared, self.job_flags, self.path = list(prepared), job_flags, path
+        self.whole_module = whole_module
         self.checker = Checker()
         self.functions, self.module_error, self.memory = [], None, False
         self.imported = self.done = False
         self.tampered = None
-        self.running = None  # [item index, example number]: started, not finished
-        self.current = None  # [item index, examples finished, its report]
-        self.next_index = 0
+        self.running = None  # [item index, example number]: sent, not answered
+        self._plan = self._commands()
+        self._awaited = None  # (op, token) of the command sent last
 
-    def feed(self, messages):
-        for message in messages:
-            if self.tampered or not self._accept(message):
-                self.tampered = self.tampered or "the job wrote into the runner's report channel"
-                return
-
-    def _accept(self, message):
-        if not isinstance(message, dict) or len(message) == 0 or self.done:
-            return False
+    def accept(self, message, got=lambda: ""):
+        """Take one message of the job; the next command to send, or None. `got` reads what the job's
+        example pipe holds (called only for an example's answer)."""
+        if self.tampered or self.done:
+            self.tampered = self.tampered or "the job wrote into the runner's report channel"
+            return None
+        if not isinstance(message, dict):
+            return self._tamper()
         if not self.imported:
-            if "imported" in message:
+            if set(message) == {"imported"} and message["imported"] is True:
                 self.imported = True
-                return True
+                return self._send(next(self._plan))
             if "import_error" in message and isinstance(message["import_error"], dict):
                 self.module_error = message["import_error"]
                 self.memory = bool(message.get("memory"))
                 self.done = True
-                return True
-            return False
-        if "run" in message:
-            return self._run(message["run"])
-        if "out" in message:
-            return self._out(message)
-        if self.running is not None:
-            return False
-        next_index = self._close_item()
-        if "item" in message or "absent" in message:
-            index = message.get("item", message.get("absent"))
-            if index != next_index or next_index >= len(self.prepared):
-                return False
-            if "absent" in message and not self.prepared[index].lookup:
-                return False
-            self.next_index = index + 1
-            if "item" in message:
-                self._open(index)
-            return True
-        if "extra" in message and next_index == len(self.prepared):
-            extra = message["extra"]
-            if not isinstance(extra, dict) or extra.get("index") != next_index:
-                return False
-            self.prepared.append(Prepared(str(extra.get("qualname")), str(extra.get("docstring")), 1, False,
-                                          self.job_flags, self.path))
-            self.next_index = next_index + 1
-            self._open(next_index)
-            return True
-        if "done" in message and next_index == len(self.prepared):
+                return None
+            return self._tamper()
+        op, token = self._awaited
+        if message.get("token") != token or not self._shaped(op, message):
+            return self._tamper()
+        if op == "example":
+            message = {**message, "got": got()}
+        try:
+            return self._send(self._plan.send(message))
+        except StopIteration:
             self.done = True
-            return True
-        return False
+            return None
 
-    def _open(self, index):
-        entry = self.prepared[index]
-        report = {"qualname": entry.qualname, "attempted": 0, "failed": 0, "failures": [],
-                  "skipped": entry.skipped, "parse_error": entry.parse_error}
-        self.current = [index, 0, report]
+    def _send(self, command):
+        token = os.urandom(12).hex()
+        self._awaited = (command["op"], token)
+        return {**command, "token": token}
 
-    def _close_item(self):
-        """Finish the open item (all its examples must have run); the index the next item must have."""
-        if self.current is not None:
-            index, number, report = self.current
-            if number != len(self.prepared[index].examples):
-                return -1
-            self.functions.append(report)
-            self.current = None
-        return self.next_index
+    def _tamper(self):
+        self.tampered = "the job wrote into the runner's report channel"
+        return None
 
-    def _run(self, position):
-        if self.current is None or self.running is not None or position != self.current[:2]:
-            return False
-        if position[1] >= len(self.prepared[position[0]].examples):
-            return False
-        self.running = list(position)
-        return True
+    def _shaped(self, op, message):
+        keys = set(message) - {"token"}
+        if op == "item":
+            index = message.get("item", message.get("absent"))
+            return keys in ({"item"}, {"absent"}) and index == self._index
+        if op == "example":
+            return ("out" in keys and keys <= {"out", "exception", "exc_msg", "display_hook_changed"}
+                    and message["out"] == self.running
+                    and (message.get("exception") is None or isinstance(message.get("exception"), dict)))
+        if op == "extras":
+            return keys == {"extras"} and isinstance(message["extras"], list) and all(
+                isinstance(extra, dict) for extra in message["extras"])
+        return keys == {"done"} and message["done"] is True
 
-    def _out(self, message):
-        if self.running is None or message.get("out") != self.running:
-            return False
-        index, number = self.running
-        entry, report = self.prepared[index], self.current[2]
+    def _commands(self):
+        """The commands in the one order the job must answer them; each `yield` receives the answer."""
+        self._index, asked_for_extras = 0, not self.whole_module
+        while True:
+            if self._index == len(self.prepared):
+                if asked_for_extras:
+                    break
+                asked_for_extras = True
+                answer = yield {"op": "extras"}
+                for extra in answer["extras"]:
+                    self.prepared.append(Prepared(str(extra.get("qualname")), str(extra.get("docstring")), 1,
+                                                  False, self.job_flags, self.path))
+                continue
+            entry = self.prepared[self._index]
+            answer = yield {"op": "item", "index": self._index, "qualname": entry.qualname,
+                            "lookup": entry.lookup}
+            if "absent" in answer and not entry.lookup:
+                self._tamper()
+                return
+            if "item" in answer:
+                report = {"qualname": entry.qualname, "attempted": 0, "failed": 0, "failures": [],
+                          "skipped": entry.skipped, "parse_error": entry.parse_error}
+                for number, example in enumerate(entry.examples):
+                    self.running = [self._index, number]
+                    answer = yield {"op": "example", "index": self._index, "number": number,
+                                    "qualname": entry.qualname, "source": example.source}
+                    self._judge(entry, number, report, answer)
+                    self.running = None
+                self.functions.append(report)
+            self._index += 1
+        yield {"op": "end"}
+
+    def _judge(self, entry, number, report, answer):
         example, flags = entry.examples[number], entry.flags[number]
-        got = message.get("got")
-        exception = message.get("exception")
-        if not isinstance(got, str) or not (exception is None or isinstance(exception, dict)):
-            return False
+        got, exception = answer["got"], answer.get("exception")
         report["attempted"] += 1
         if exception is not None and exception.get("type") == "MemoryError":
             self.memory = True
-        if not self._passes(example, flags, got, exception, message.get("exc_msg")):
+        note = None
+        if answer.get("display_hook_changed"):
+            note = ("the body changes the interpreter's display hook (sys.displayhook), which decides what "
+                    "every later example shows: not counted as passed")
+        if note or not self._passes(example, flags, got, exception, answer.get("exc_msg")):
             report["failed"] += 1
             if len(report["failures"]) < FAILURES_CAP:
                 report["failures"].append({
@@ -220,10 +233,8 @@ class Verdicts:
                     "expected": clip(example.want),
                     "got": clip(got) if exception is None else "",
                     "exception": exception,
+                    "note": note,
                 })
-        self.current[1] += 1
-        self.running = None
-        return True
 
     def _passes(self, example, flags, got, exception, exc_msg):
         if exception is None:

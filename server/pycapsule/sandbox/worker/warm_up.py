@@ -8,7 +8,7 @@ import sys
 
 from .cleanup import remove
 from .runner import run_job_in_child
-from .verdicts import prepare
+from .verdicts import Verdicts, prepare
 
 WARM_UP_DOC = '''
     >>> warm_up(1)
@@ -26,10 +26,25 @@ def warm_up(x):
 
 
 def warm_up_job():
-    job = {"source": WARM_UP_SOURCE, "module_name": "__main__", "whole_module": True,
-           "doctests": [{"qualname": "warm_up", "docstring": WARM_UP_DOC, "line": 3, "lookup": True}]}
-    prepared, _ = prepare(job, "warm_up.py")
-    return {**job, "items": [entry.wire() for entry in prepared]}
+    return {"source": WARM_UP_SOURCE, "module_name": "__main__", "whole_module": True,
+            "doctests": [{"qualname": "warm_up", "docstring": WARM_UP_DOC, "line": 3, "lookup": True}]}
+
+
+class OwnWorker:
+    """The worker's side of a job in the job's own process, for a warm-up (there is no worker to talk to):
+    each answer goes straight to the verdicts, whose next command is the next one run."""
+
+    def __init__(self, job, path):
+        prepared, flags = prepare(job, path)
+        self.verdicts = Verdicts(prepared, flags, path, whole_module=bool(job.get("whole_module")))
+        self.command = None
+
+    def report(self, message):
+        self.command = self.verdicts.accept(message)
+
+    def __call__(self):
+        command, self.command = self.command, None
+        return command
 
 
 def prewarm(job_dir):
@@ -38,7 +53,9 @@ def prewarm(job_dir):
     main_module = sys.modules.get("__main__")
     path = os.path.join(job_dir, ".pycapsule-warm-up.py")  # a name no project file links here
     try:
-        run_job_in_child(warm_up_job(), path, report=lambda message: None)
+        worker = OwnWorker(warm_up_job(), path)
+        with open(os.devnull, "w") as devnull:
+            run_job_in_child(warm_up_job(), path, worker, report=worker.report, out_fd=devnull.fileno())
     finally:
         sys.modules["__main__"] = main_module
         linecache.clearcache()

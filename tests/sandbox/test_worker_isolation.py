@@ -1,0 +1,61 @@
+"""The worker that judges is out of the project's reach: it imports nothing from the project, whatever the
+project's files are called (a cloned repository may ship a `ctypes.py`; an innocent one a `types.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pycapsule.sandbox.api import Sandbox
+
+from .conftest import EVERY_BACKEND, run
+
+pytestmark = pytest.mark.parametrize("sandbox", EVERY_BACKEND, indirect=True)
+
+WRONG = '''
+def add(a, b):
+    """
+    >>> add(1, 2)
+    3
+    """
+    return 0
+'''
+
+# Run wherever it is imported: every doctest checker in that process believes every example.
+PATCHES_EVERY_CHECKER = '''
+import sys
+for name in ("doctest", "pycapsule_worker.verdicts"):
+    module = sys.modules.get(name)
+    if module is not None and hasattr(module, "OutputChecker"):
+        module.OutputChecker.check_output = lambda *args: True
+for module in list(sys.modules.values()):
+    checker = getattr(module, "Checker", None)
+    if isinstance(checker, type):
+        checker.check_output = lambda *args: True
+'''
+
+STDLIB_NAMES = ("ctypes", "code", "types", "signal", "select", "json", "textwrap", "tokenize", "secrets")
+
+
+@pytest.fixture
+def project_with_stdlib_named_modules(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shadowing"\n')
+    for name in STDLIB_NAMES:
+        (tmp_path / f"{name}.py").write_text(PATCHES_EVERY_CHECKER)
+    return tmp_path
+
+
+def test_a_project_module_named_like_the_stdlib_cannot_reach_the_judge(
+        sandbox: Sandbox, project_with_stdlib_named_modules: Path) -> None:
+    for _ in range(2):  # the first job in a fresh worker, then the next in the same warm one
+        result = run(sandbox, WRONG, doctest_targets=("add",), project_root=project_with_stdlib_named_modules)
+        assert [f.failed for f in result.functions] == [1], (result.status, result.detail, result.functions)
+
+
+def test_the_project_still_comes_first_for_the_jobs_own_imports(
+        sandbox: Sandbox, project_with_stdlib_named_modules: Path) -> None:
+    (project_with_stdlib_named_modules / "helpers.py").write_text("ANSWER = 42\n")
+    result = run(sandbox, "import helpers\nprint(helpers.ANSWER)\n",
+                 project_root=project_with_stdlib_named_modules)
+    assert result.stdout == "42\n", (result.status, result.detail, result.stderr)
