@@ -7,9 +7,15 @@ Docker's default profile already covers these for the docker backend.
 
 It also refuses the sockets that reach past the sandbox's own network namespace: `socket()` for
 AF_UNIX (a read-only bind does not stop connect() to a socket file, e.g. the Docker API's),
-AF_NETLINK, AF_PACKET and AF_VSOCK. `socketpair()` is another syscall and stays usable (asyncio,
-multiprocessing pipes). The docker backend installs this same filter at the worker's start
-(`LOADER`), on top of Docker's own profile.
+AF_NETLINK, AF_PACKET and AF_VSOCK. `socketpair()`, the other way to hold a unix socket, is allowed
+only for SOCK_STREAM (the type masked with 0xf, so SOCK_NONBLOCK and SOCK_CLOEXEC do not matter):
+what asyncio and multiprocessing use. A stream pair is connected for good: connect() on it fails
+(EISCONN, or EPROTOTYPE for a socket file of another type), and so does sendto()/sendmsg() with an
+address (EISCONN), so it reaches no socket file. A SOCK_DGRAM pair would (sendto(path), or connect(path)
+then send(): the kernel delivers to any socket file the job's uid may write, read-only bind or not),
+and SOCK_SEQPACKET is refused with it: the kernel ignores its address today, but nothing needs it.
+The docker backend installs this same filter at the worker's start (`LOADER`), on top of Docker's own
+profile.
 
 With `refuse_sysv_queues_and_shm` (bwrap under the memory watchdog, where no cgroup counts them), it
 refuses SysV shared memory and message queues too: their memory belongs to no process, so sampling
@@ -23,16 +29,18 @@ import platform
 import struct
 
 # seccomp_data: int nr; u32 arch; u64 ip; u64 args[6]
-NR_OFFSET, ARCH_OFFSET, ARG0_OFFSET = 0, 4, 16
-LD_W_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+NR_OFFSET, ARCH_OFFSET, ARG0_OFFSET, ARG1_OFFSET = 0, 4, 16, 24  # an arg's low 32 bits (little-endian)
+LD_W_ABS, ALU_AND_K, JEQ, JGE, JSET, RET = 0x20, 0x54, 0x15, 0x35, 0x45, 0x06
 RET_ALLOW, RET_KILL_PROCESS, RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 CLONE_NEWUSER = 0x10000000
 REFUSED_SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_NETLINK": 16, "AF_PACKET": 17, "AF_VSOCK": 40}
+SOCK_TYPE_MASK, SOCK_STREAM = 0xF, 1  # the only socketpair() type allowed
 X32_SYSCALL_BIT = 0x40000000
 
 ARCHES = {
     "x86_64": {
         "audit": 0xC000003E, "unshare": 272, "clone": 56, "clone3": 435, "socket": 41,
+        "socketpair": 53,
         "sysv": {"shmget": 29, "msgget": 68},
         "refused": {"keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321,
                     "perf_event_open": 298, "userfaultfd": 323,
@@ -40,6 +48,7 @@ ARCHES = {
     },
     "aarch64": {
         "audit": 0xC00000B7, "unshare": 97, "clone": 220, "clone3": 435, "socket": 198,
+        "socketpair": 199,
         "sysv": {"shmget": 194, "msgget": 186},
         "refused": {"keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280,
                     "perf_event_open": 241, "userfaultfd": 282,
@@ -85,6 +94,7 @@ def filter_program(machine: str | None = None, *, refuse_sysv_queues_and_shm: bo
     bpf.op(JEQ, arch["clone"], "flags", 0)
     bpf.op(JEQ, arch["clone3"], "enosys", 0)
     bpf.op(JEQ, arch["socket"], "family", 0)
+    bpf.op(JEQ, arch["socketpair"], "pair_type", 0)
     refused = [*arch["refused"].values(), *(arch["sysv"].values() if refuse_sysv_queues_and_shm else ())]
     for number in refused:
         bpf.op(JEQ, number, "eperm", 0)
@@ -97,6 +107,11 @@ def filter_program(machine: str | None = None, *, refuse_sysv_queues_and_shm: bo
     bpf.op(LD_W_ABS, ARG0_OFFSET)
     for family in REFUSED_SOCKET_FAMILIES.values():
         bpf.op(JEQ, family, "eperm", 0)
+    bpf.op(RET, RET_ALLOW)
+    bpf.label("pair_type")
+    bpf.op(LD_W_ABS, ARG1_OFFSET)
+    bpf.op(ALU_AND_K, SOCK_TYPE_MASK)
+    bpf.op(JEQ, SOCK_STREAM, 0, "eperm")
     bpf.op(RET, RET_ALLOW)
     bpf.label("enosys")
     bpf.op(RET, RET_ERRNO | errno.ENOSYS)
