@@ -226,10 +226,13 @@ print(os.getpid())
     assert first.status == "ok"
     second = run(sandbox, """
 import os
+def parent(pid):
+    return int(open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1].split()[1])
 mine = os.getpid()
+sandbox_own = {1, mine, os.getppid(), parent(os.getppid())}  # init, this job, the zygote, the worker
 alive = []
 for entry in os.listdir("/proc"):
-    if entry.isdigit() and int(entry) not in (1, mine, os.getppid()):
+    if entry.isdigit() and int(entry) not in sandbox_own:
         try:
             state = open(f"/proc/{entry}/stat").read().split(") ")[1].split()[0]
         except OSError:
@@ -362,7 +365,9 @@ for entry in os.listdir("/proc"):
             pass
 print(len(names))
 print("|".join(names))
-for path in (f"/proc/{os.getppid()}/environ", f"/proc/{os.getppid()}/mem", f"/proc/{os.getppid()}/fd/0"):
+parent = os.getppid()
+worker = int(open(f"/proc/{parent}/stat").read().rsplit(") ", 1)[1].split()[1])
+for path in [f"/proc/{pid}/{what}" for pid in (parent, worker) for what in ("environ", "mem", "fd/0")]:
     try:
         open(path, "rb").read(64)
         print("READ", path)
@@ -370,9 +375,10 @@ for path in (f"/proc/{os.getppid()}/environ", f"/proc/{os.getppid()}/mem", f"/pr
         print("denied")
 """)
     lines = result.stdout.splitlines()
-    assert int(lines[0]) <= 3, lines  # init, worker, this job
+    assert int(lines[0]) <= 4, lines  # init, the worker, its zygote (this job's parent), this job
     assert "pytest" not in lines[1] and "dockerd" not in lines[1]
-    assert lines[2:] == ["denied"] * 3, lines  # the worker is not dumpable: no peeking at its fds or memory
+    # neither the worker nor the zygote is dumpable: no peeking at their fds or memory
+    assert lines[2:] == ["denied"] * 6, lines
 
 
 def test_a_fake_api_key_in_the_callers_environment_is_not_visible(

@@ -59,3 +59,44 @@ def test_the_project_still_comes_first_for_the_jobs_own_imports(
     result = run(sandbox, "import helpers\nprint(helpers.ANSWER)\n",
                  project_root=project_with_stdlib_named_modules)
     assert result.stdout == "42\n", (result.status, result.detail, result.stderr)
+
+
+FIRST_HALF, SECOND_HALF = "pycapsule-first-job-", "7f3a9c01e5b2d468"  # never written side by side below
+
+LOOKS_FOR_THE_FIRST_JOB = f'''
+import ctypes, gc
+first, second = {FIRST_HALF!r}, {SECOND_HALF!r}
+found = set()
+for value in gc.get_objects():
+    texts = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    for text in texts:
+        at = text.find(first) if isinstance(text, str) else -1
+        if at >= 0 and text[at + len(first):].startswith(second):
+            found.add("an object")
+head, tail = first.encode(), second.encode()
+with open("/proc/self/maps") as maps:  # the job's process is not dumpable: its own memory through ctypes
+    for line in maps:
+        fields = line.split()
+        start, end = (int(part, 16) for part in fields[0].split("-"))
+        anonymous = len(fields) == 5 or fields[5] in ("[heap]", "[stack]")  # where a process keeps its data
+        if not fields[1].startswith("rw") or not anonymous or end - start > 1 << 28:
+            continue
+        data = ctypes.string_at(start, end - start)
+        at = data.find(head)
+        while at >= 0:
+            if data[at + len(head):at + len(head) + len(tail)] == tail:
+                found.add("memory")
+            at = data.find(head, at + 1)
+print(sorted(found))
+'''
+
+
+def test_a_job_finds_nothing_of_the_job_before_it(sandbox: Sandbox, tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "two_jobs"\n')
+    secret = FIRST_HALF + SECOND_HALF
+    first = run(sandbox, f'SECRET = "{secret}"\nprint(SECRET)\n', project_root=tmp_path)
+    assert first.stdout == secret + "\n"
+    second = run(sandbox, LOOKS_FOR_THE_FIRST_JOB, project_root=tmp_path, timeout=30)
+    assert second.status == "ok", (second.status, second.detail, second.stderr)
+    assert second.stdout == "[]\n", second.stdout

@@ -88,36 +88,22 @@ class Report(Capture):
         return messages
 
 
-def wait_for_child(pid, captures, deadline, after_read=lambda: None):
+def wait_for_child(pid, zygote, captures, deadline, after_read=lambda: None):
     """Pump the job's pipes until it exits or the deadline passes, calling `after_read` after each round of
     reads. Returns (wait status | None)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    try:
-        while True:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                return 0
-            if done:
-                return status
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            watched = [c.fd for c in captures if c.open]
-            if pidfd is not None:
-                watched.append(pidfd)
-            wait = remaining if pidfd is not None else min(remaining, 0.01)
-            ready, _, _ = select.select(watched, [], [], wait)
-            for capture in captures:
-                if capture.open and capture.fd in ready:
-                    capture.read()
-            after_read()
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+    while True:
+        status = zygote.poll(pid)
+        if status is not None:
+            return status
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        watched = [c.fd for c in captures if c.open] + [zygote.fd]
+        ready, _, _ = select.select(watched, [], [], remaining)
+        for capture in captures:
+            if capture.open and capture.fd in ready:
+                capture.read()
+        after_read()
 
 
 def drain(captures, seconds=0.05):

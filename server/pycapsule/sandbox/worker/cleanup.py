@@ -36,7 +36,12 @@ def direct_children():
         return None
 
 
-def stray_pids(own_pid_namespace):
+def stray_pids(own_pid_namespace, keep=frozenset()):
+    """The processes a job left; never the worker's own zygote (`keep`)."""
+    return [pid for pid in _descendants(own_pid_namespace) if pid not in keep]
+
+
+def _descendants(own_pid_namespace):
     # As a child subreaper the worker inherits every orphan of the job, so its direct children are
     # all that is left (grandchildren come up as their parents die). /proc scans are the fallback.
     children = direct_children()
@@ -72,7 +77,7 @@ def kill_strays(config):
     """Kill everything the job left behind; True when none are left."""
     for attempt in range(200):
         alive = []
-        for pid in stray_pids(config.own_pid_namespace):
+        for pid in stray_pids(config.own_pid_namespace, config.keep_pids):
             state, _ = parent_of(pid)
             if state in (None, "Z", "X"):
                 continue

@@ -68,3 +68,4 @@ class Config:
         self.baseline = {}
         self.own_ipc_namespace = bool(init.get("own_ipc_namespace"))
         self.sys_path = job_import_path(init)
+        self.keep_pids = frozenset()  # the zygote, once forked

@@ -76,10 +76,11 @@ def child_main(config, job_dir, job_r, out_w, err_w, report_w, example_w):
 
 
 class Child:
-    """A pre-forked job process: its pid, the pipe it reads its job and then the worker's commands from,
-    and the pipes it writes to (stdout, stderr, its answers, what its examples print)."""
+    """A job process, forked by the zygote before its job arrives: its pid, the pipe it reads its job and
+    then the worker's commands from, and the pipes it writes to (stdout, stderr, its answers, what its
+    examples print)."""
 
-    def __init__(self, config):
+    def __init__(self, config, zygote):
         self.job_dir = os.path.join(config.work_root, "job")
         os.makedirs(self.job_dir, mode=0o700, exist_ok=True)
         if config.project_dir:
@@ -90,12 +91,9 @@ class Child:
         self.report_r, report_w = os.pipe()
         self.example_r, example_w = os.pipe()
         os.set_blocking(self.example_r, False)
-        self.pid = os.fork()
-        if self.pid == 0:
-            child_main(config, self.job_dir, job_r, out_w, err_w, report_w, example_w)
+        self.pid = zygote.fork(self.job_dir, [job_r, out_w, err_w, report_w, example_w])
         for fd in (job_r, out_w, err_w, report_w, example_w):
             os.close(fd)
-
     def start(self, job):
         """Hand the job over; False when the child died while it waited."""
         return self.send(job)

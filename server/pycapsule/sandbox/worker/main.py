@@ -17,6 +17,7 @@ from .replies import build_reply, oom_kill_count
 from .text import GOT_CAP
 from .verdicts import Verdicts, prepare
 from .warm_up import warm_up
+from .zygote import Zygote, ZygoteGone
 
 
 class Conversation:
@@ -35,6 +36,9 @@ class Conversation:
                 self.child.send(command)
 
 
+KILLED_WAIT = 5.0
+
+
 def stop(pid):
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
@@ -42,14 +46,14 @@ def stop(pid):
         os.kill(pid, signal.SIGKILL)
 
 
-def run_job(job, config, child):
+def run_job(job, config, child, zygote):
     """Run the job in the waiting child; the reply, or None when the child was already dead."""
     started = time.monotonic()
     oom_before = oom_kill_count()
     path = job_path(job, config, child.job_dir)
     prepared, flags = prepare(job, path)
     verdicts = Verdicts(prepared, flags, path, whole_module=bool(job.get("whole_module")))
-    if not child.start(job):
+    if child.pid is None or not child.start(job):
         child.close()
         return None
     limit = int(job["output_limit"])
@@ -57,11 +61,10 @@ def run_job(job, config, child):
     report, examples = Report(child.report_r), ExampleOutput(child.example_r, GOT_CAP)
     captures = [stdout, stderr, report, examples]
     conversation = Conversation(child, verdicts, report, examples)
-    status = wait_for_child(child.pid, captures, started + float(job["timeout"]), conversation)
+    status = wait_for_child(child.pid, zygote, captures, started + float(job["timeout"]), conversation)
     if status is None:
         stop(child.pid)
-        with contextlib.suppress(OSError):
-            os.waitpid(child.pid, 0)
+        zygote.wait(child.pid, KILLED_WAIT)
     drain(captures)
     conversation()
     child.close()
@@ -85,9 +88,11 @@ def main():
     os.makedirs(config.work_root, exist_ok=True)
     config.baseline = snapshot(config.clean_dirs)
     warm_up(config)
+    zygote = Zygote(config)
+    config.keep_pids = frozenset({zygote.pid})
     write_frame(protocol_out, {"op": "ready", "python": sys.version.split()[0], "pid": os.getpid(),
                                "uid": os.getuid()})
-    child = Child(config)
+    child = Child(config, zygote)
     while True:
         message = read_frame(protocol_in)
         if message is None:
@@ -95,11 +100,14 @@ def main():
         if message.get("op") != "job":
             write_frame(protocol_out, {"op": "error", "detail": "unknown op"})
             continue
-        reply = run_job(message, config, child)
+        try:
+            reply = run_job(message, config, child, zygote)
+        except ZygoteGone:  # the job killed its parent: end as if it had killed the worker (replaced)
+            return 3
         if reply is None:  # the waiting child had died: one more, fresh
             clean_up(config)
-            child = Child(config)
-            reply = run_job(message, config, child) or {
+            child = Child(config, zygote)
+            reply = run_job(message, config, child, zygote) or {
                 "op": "result", "status": "crashed", "detail": "the job process died before its job"}
         write_frame(protocol_out, reply)
         # Cleaning up and forking the next child happen after the reply, off the caller's critical path;
@@ -107,5 +115,8 @@ def main():
         if not clean_up(config):
             write_frame(protocol_out, {"op": "retired", "detail": "something of the last job survived"})
             return 3
-        child = Child(config)
+        child = Child(config, zygote)
+        if child.pid is None:
+            write_frame(protocol_out, {"op": "retired", "detail": "the job processes' parent is gone"})
+            return 3
         write_frame(protocol_out, {"op": "idle"})
