@@ -100,3 +100,19 @@ def test_a_job_finds_nothing_of_the_job_before_it(sandbox: Sandbox, tmp_path: Pa
     second = run(sandbox, LOOKS_FOR_THE_FIRST_JOB, project_root=tmp_path, timeout=30)
     assert second.status == "ok", (second.status, second.detail, second.stderr)
     assert second.stdout == "[]\n", second.stdout
+
+
+WORKER_STARTED = '''
+import os
+def stat(pid):
+    return open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1].split()
+worker = int(stat(os.getppid())[1])  # this job's parent is the zygote; its parent, the worker
+print(worker, stat(worker)[19])  # the worker's pid and start time: which worker ran this job
+'''
+
+
+def test_a_fresh_job_runs_in_a_worker_of_its_own_and_the_warm_one_stays(sandbox: Sandbox) -> None:
+    warm = run(sandbox, WORKER_STARTED).stdout
+    fresh = run(sandbox, WORKER_STARTED, fresh=True).stdout
+    again = run(sandbox, WORKER_STARTED).stdout
+    assert warm and fresh and warm == again != fresh

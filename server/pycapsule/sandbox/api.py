@@ -76,6 +76,9 @@ class Job:
     project_root: Path | None = None
     """A directory made readable (read-only) and put on sys.path, so doctests can import the user's
     modules."""
+    fresh: bool = False
+    """Run in a sandbox started for this job alone and removed after it, not in the warm one: nothing an
+    earlier job did can reach it (a result is re-checked so before it is written)."""
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,8 @@ class WarmSandbox(ABC):
         warnings += self.root_warnings(root)
         started = time.monotonic()
         try:
+            if job.fresh:
+                return self._run_fresh(job, root, warnings, cancel)
             for _ in range(3):
                 worker = self._worker(root)
                 with worker.lock:
@@ -287,6 +289,18 @@ class WarmSandbox(ABC):
         except Exception as error:  # the contract: run never raises
             return RunResult(status="crashed", duration=time.monotonic() - started, warnings=warnings,
                              detail=f"the {self.name} sandbox failed: {type(error).__name__}: {error}")
+
+    def _run_fresh(self, job: Job, root: Path | None, warnings: tuple[str, ...],
+                   cancel: threading.Event | None) -> RunResult:
+        try:
+            transport, init = self._launch(root)
+        except Exception as error:
+            raise WorkerStartFailed(f"{type(error).__name__}: {error}") from error
+        worker = WarmWorker(transport, init, self.start_timeout, root)
+        try:
+            return worker.run(job, warnings, cancel)
+        finally:
+            worker.kill()
 
     def close(self) -> None:
         with self._lock:
