@@ -93,6 +93,13 @@ class Outcome:
     the target function: no body can change that."""
     verified_by: str = ""
     """What checked a passed body: '3 examples + 12 tests (tests/test_x.py)'."""
+    run_id: str = ""
+    """The run's id in the history (`AttemptRecord.run_id`); '' when no attempt was made."""
+    result_attempt: int | None = None
+    """The attempt whose body the outcome carries (0: the current body, checked first); None without one."""
+    verification: str = ""
+    """What the history says verified that body ('verified by 3 examples + 12 tests (...)', 'only weakly
+    verified by ...', 'not verified: why'): `AttemptRecord.verified`."""
 
 
 @dataclass(frozen=True)

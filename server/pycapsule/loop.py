@@ -21,6 +21,11 @@ failed changes are named by their headlines only.
 With the project's tests (`tests_job.ProjectTests`), a body whose examples pass (or that has none) passes
 only when those tests pass too; their failure is the attempt's, condensed like a doctest failure.
 
+Every attempt is recorded in the history as it ends; when the run ends, what verified its result
+(`Outcome.verification`: 'verified by 1 example + 2 tests (...)', 'only weakly verified by ...', 'not
+verified: ...') is told on the row of the attempt that produced it. The CLI and the language server both
+run this loop, so both record it here.
+
 An attempt whose failing examples all fail only for what the sandbox lacks (the network, a file the
 docstring names: `debugging.sandbox_lacks`) ends the run as `not_verified` with its body: no answer can
 make those examples pass here, so feeding them back would only spend attempts.
@@ -204,8 +209,9 @@ class _Run:
         self.original: _Attempt | None = None
         """A repair (the function had a body, which failed): that body's attempt 0."""
         self.original_body = ""
-        self.list_only: _Attempt | None = None
-        """The first answer that passed its examples but not with iterators: applied if none does better."""
+        self.list_only: tuple[int, _Attempt] | None = None
+        """The first answer that passed its examples but not with iterators, and its attempt: applied if none
+        does better."""
         self.root = project_root(capsule.path)
         prefill = settings.answer_prefill == "always" or (
             settings.answer_prefill == "embedded" and programmer.settings.local)
@@ -273,7 +279,7 @@ class _Run:
             yield from self._new_warnings()
             yield finished
             if finished.passed:
-                yield self._success(result)
+                yield self._success(result, attempt)
                 return
             final = result
             if mode == "fix":
@@ -288,11 +294,11 @@ class _Run:
                 if result.headline not in failures:
                     failures.append(result.headline)
             if result.examples_passed and self.list_only is None:
-                self.list_only = result
+                self.list_only = (attempt, result)
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         if self.list_only is not None:
-            yield self._success(self.list_only)
+            yield self._success(self.list_only[1], self.list_only[0])
             return
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
                                       f"{final.headline if final else 'no attempt was made'}")
@@ -330,10 +336,12 @@ class _Run:
         if result.verdict == "passed":
             what, _ = self._what_ran(result)
             yield self._finish("passed", f"{capsule.qualname}: {what} already pass; nothing to change",
-                               verified_by=what)
+                               verified_by=what, result_attempt=0, verification=_verified(what))
         else:
-            why = f"the module runs but {result.headline or self._unverified()}; nothing to change"
-            yield self._finish("not_verified", f"{capsule.qualname}: {why}")
+            unverified = result.headline or self._unverified()
+            yield self._finish("not_verified",
+                               f"{capsule.qualname}: the module runs but {unverified}; nothing to change",
+                               result_attempt=0, verification=_not_verified(unverified))
         return None
 
     def _try(self, reply: Reply, attempt: int) -> _Attempt:
@@ -416,21 +424,26 @@ class _Run:
         job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=())
         return judge(self.capsule, self.sandbox.run(job, self.cancel))
 
-    def _success(self, result: _Attempt) -> Finished:
+    def _success(self, result: _Attempt, attempt: int) -> Finished:
+        """The end of a run whose result is `result`, the body of attempt `attempt`."""
         name = self.capsule.qualname
         if result.examples_passed:
             what, _ = self._what_ran(result)
-            return self._finish("passed", f"{name}: {what} pass, but it {result.headline}",
-                                result.new_source, result.edits, verified_by=what)
+            but = f"but it {result.headline}"
+            return self._finish("passed", f"{name}: {what} pass, {but}", result.new_source, result.edits,
+                                verified_by=what, result_attempt=attempt,
+                                verification=f"{_verified(what)}, {but}")
         if result.verdict == "passed":
             what, weak = self._what_ran(result)
             notes = (", but they ran less than half of its lines: only weakly verified" if weak else "") \
                 + self._size(result)
             message = f"{name}: {what} pass after {self.attempts} attempt(s){notes}"
-            return self._finish("passed", message, result.new_source, result.edits, verified_by=what)
+            return self._finish("passed", message, result.new_source, result.edits, verified_by=what,
+                                result_attempt=attempt, verification=_verified(what, weak))
         why = result.headline or self._unverified()
         return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
-                            result.new_source, result.edits)
+                            result.new_source, result.edits, result_attempt=attempt,
+                            verification=_not_verified(why))
 
     def _size(self, result: _Attempt) -> str:
         """For a repair: how much of the body it changed ('; it changed 1 of 9 body lines')."""
@@ -465,10 +478,14 @@ class _Run:
 
     def _finish(self, status: Status, message: str, new_source: str | None = None,
                 edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None,
-                verified_by: str = "") -> Finished:
+                verified_by: str = "", result_attempt: int | None = None, verification: str = "") -> Finished:
+        """The run's outcome; what verified its result (if any) is told on that attempt's history row."""
+        if result_attempt is not None and verification:
+            self._conclude(result_attempt, verification)
         return Finished(Outcome(status, message, new_source, edits, self.attempts, self.capsule.qualname,
                                 self.usage, time.monotonic() - self.started, unavailable,
-                                verified_by=verified_by))
+                                verified_by=verified_by, run_id=self.run_id, result_attempt=result_attempt,
+                                verification=verification))
 
     def _attempt_finished(self, attempt: int, mode: Mode, result: _Attempt, usage: Usage, model: str,
                           began: float, model_seconds: float) -> AttemptFinished:
@@ -504,3 +521,21 @@ class _Run:
             self.history.record(record)
         except sqlite3.Error as error:  # a full disk or a locked file must not cost the user the result
             log.warning("pycapsule: could not record the attempt in %s: %s", self.history.path, error)
+
+    def _conclude(self, attempt: int, verification: str) -> None:
+        if self.history is None:
+            return
+        try:
+            self.history.conclude(self.run_id, attempt, verified=verification)
+        except sqlite3.Error as error:
+            log.warning("pycapsule: could not record the result in %s: %s", self.history.path, error)
+
+
+def _verified(what: str, weak: bool = False) -> str:
+    """`Outcome.verification` of a body that passed what ran ('3 examples + 12 tests (...)')."""
+    return f"{'only weakly verified' if weak else 'verified'} by {what}"
+
+
+def _not_verified(why: str) -> str:
+    """`Outcome.verification` of a body nothing could check."""
+    return f"not verified: {why}"

@@ -1,6 +1,7 @@
 """Nothing the user typed is ever lost: typing elsewhere during a run is kept and the edit moves
 with it; changing the function itself makes the server refuse the edit and say so. Editors that
-answer an edit with an error, or not at all, neither lose the result nor hang the run."""
+answer an edit with an error, or not at all, neither lose the result nor hang the run. A result that
+was not applied is never "passed" in the hover history: it says it was not applied, and why."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
 from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.sources import ADD_RIGHT, ADD_STUB
 from tests.lsp.test_cancel import STUB_LINE, started
+from tests.lsp.test_hover import DEF_LINE, hover_items
 
 
 async def start_slow_run(editor: Editor, fake: ScriptedModel) -> tuple[str, asyncio.Task]:
@@ -52,6 +54,41 @@ async def test_changing_the_function_during_the_run_refuses_the_edit(editor: Edi
     assert result["status"] == "refused", result
     assert editor.text(uri) == typed and editor.applied == []
     assert any("untouched" in m and "`add`" in m for m in editor.messages())
+
+
+async def test_a_result_refused_because_the_function_changed_is_not_applied_on_hover(
+        editor: Editor, fake: ScriptedModel):
+    uri, run = await start_slow_run(editor, fake)
+    editor.replace(uri, "    ...\n", "    return a - b  # my own attempt\n")
+    assert (await asyncio.wait_for(run, 60))["status"] == "refused"
+
+    [result] = hover_items(await editor.hover(uri, DEF_LINE, 5))
+
+    assert "passed, not applied (attempt 1, generate)" in result, result
+    assert result.split("\n")[1:] == [
+        "the function (lines 4-12) changed while the run was going on", "verified by 2 examples"]
+    assert "passed (attempt" not in result
+
+
+async def test_a_result_the_editor_refuses_is_not_applied_on_hover_with_the_editors_reason(
+        editor: Editor, fake: ScriptedModel):
+    """An editor that cannot apply edits says so (its words are the editor's: text, never a link)."""
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    reason = "read-only [buffer](command:workbench.action.quit)"
+
+    async def cannot(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+
+    editor.on_edit = cannot
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    assert (await editor.run(action.command))["status"] == "refused"
+
+    hover = await editor.hover(uri, DEF_LINE, 5)
+    [result] = hover_items(hover)
+    assert result.split("\n")[1:] == [reason, "verified by 2 examples"]
+    assert "passed, not applied (attempt 1, generate)" in result, result
+    assert "](command:" not in hover.contents.value, "escaped, not a link"
 
 
 async def test_typing_while_the_edit_is_in_flight_is_kept(editor: Editor, fake: ScriptedModel):
@@ -167,6 +204,9 @@ async def test_an_edit_that_is_never_answered_ends_the_run_with_a_message(
         assert "did not answer the edit within 1 s" in result["message"]
         assert any("did not answer the edit" in m for m in editor.messages())
         assert editor.statuses[-1]["state"] == "idle"
+        [unconfirmed] = hover_items(await editor.hover(uri, DEF_LINE, 5))
+        assert "passed, unconfirmed (attempt 1, generate)" in unconfirmed, unconfirmed
+        assert unconfirmed.split("\n")[1] == "the editor did not answer the edit within 1 s"
         again = await editor.execute(action.command)
         assert again["status"] == "started", "the function is free again, not busy"
         assert (await editor.run_end(again["runId"], 30))["status"] == "unconfirmed"

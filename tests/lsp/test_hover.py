@@ -1,6 +1,8 @@
 """Hover on a function's name shows its attempt history, newest first; nothing without history;
-an unsaved buffer's history is its own. What the history holds (a model's name, the sandbox's error
-text) is untrusted: hover shows it verbatim and it never becomes a link, there or in a message."""
+an unsaved buffer's history is its own. A run's result says what verified it and, when its edit was not
+applied, that it was not and why. What the history holds (a model's name, the sandbox's error text, test
+file names, an editor's refusal) is untrusted: hover shows it verbatim and it never becomes a link, there or
+in a message."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 
 from lsprotocol import types
 from markdown_it import MarkdownIt
+from pycapsule.history import AttemptRecord, application
+from pycapsule.lsp.features.hover import render
 
 from tests.lsp.conftest import TEST_OPTIONS
 from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
@@ -35,6 +39,15 @@ VSCODE_LINK = re.compile(r"\[([^\]]+)\]\(((?:https?://|command:|file:)[^)\s]+)(?
 """How VS Code finds links in a notification's text (src/vs/base/common/linkedText.ts)."""
 
 
+def hover_items(hover: types.Hover | None) -> list[str]:
+    """The history as a reader sees it: one text per attempt, newest first (the Markdown rendered, tags
+    dropped, a line break as a new line)."""
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    page = MarkdownIt("commonmark").render(hover.contents.value)
+    items = re.findall(r"<li>(.*?)</li>", page, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", item)) for item in items]
+
+
 async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor, fake: ScriptedModel):
     uri = editor.open("mod.py", ADD_STUB)
     assert await editor.hover(uri, DEF_LINE, 5) is None, "no history yet"
@@ -51,6 +64,8 @@ async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor,
     assert text.index("**passed**") < text.index("**failed**"), "newest first"
     assert "`Failed example: add(1, 2)`" in text, "the first line of the condensed error"
     assert "tokens" in text and " s" in text
+    passed, failed = hover_items(hover)
+    assert passed.endswith("\nverified by 2 examples") and "verified" not in failed, "told on the result only"
     assert hover.range == types.Range(
         start=types.Position(line=DEF_LINE, character=4), end=types.Position(line=DEF_LINE, character=7)
     )
@@ -80,6 +95,7 @@ async def test_unsaved_buffers_show_only_their_own_runs_of_this_session(
         mine = await editor.hover(first, DEF_LINE, 5)
         assert mine is not None
         assert "**passed**" in mine.contents.value and "**failed**" in mine.contents.value
+        assert hover_items(mine)[0].endswith("\nverified by 2 examples")
         assert await editor.hover(second, DEF_LINE, 5) is None, "another buffer's runs"
     finally:
         await stop_editor(editor)
@@ -118,3 +134,24 @@ async def test_untrusted_text_is_shown_verbatim_and_never_as_a_link(
         assert not [text for text in said if text and VSCODE_LINK.search(text)]
     finally:
         await stop_editor(editor)
+
+
+def test_what_verified_a_result_and_why_it_was_not_applied_are_shown_as_text():
+    """Both hold text from elsewhere: test file names from the project, a refusal's reason from the editor."""
+    hostile = "[open](command:workbench.action.terminal.new) `x` **y** <img src=x>"
+    record = AttemptRecord(
+        path="/p/mod.py", qualname="add", run_id="r1", attempt=1, mode="generate", verdict="passed", code="",
+        condensed="", model="m", prompt_tokens=1, completion_tokens=2, model_seconds=0.5, check_seconds=0.5,
+        created=0.0, verified=f"verified by 1 example + 1 test (tests/{hostile}.py)",
+        applied=application("not applied", f"the editor refused the edit: {hostile}"))
+
+    page = MarkdownIt("commonmark").render(render("add", [record]))
+
+    assert not [tag for tag in ("<a ", "<img", "<strong>y", "<code>x") if tag in page], page
+    [item] = re.findall(r"<li>(.*?)</li>", page, re.S)
+    assert html.unescape(re.sub(r"<[^>]+>", "", item)).split("\n")[1:] == [
+        f"the editor refused the edit: {hostile}", f"verified by 1 example + 1 test (tests/{hostile}.py)"]
+    assert "<strong>passed, not applied</strong>" in item
+    plain = render("add", [record], markdown=False)
+    assert "passed, not applied (attempt 1, generate)" in plain
+    assert f"\n  the editor refused the edit: {hostile}\n" in plain

@@ -1,6 +1,7 @@
 """The language server in real projects, driven by a real LSP client with VS Code's capabilities (and
 Neovim's where the edit differs): diagnostics on open and save in a package module, lines counted right
-with form feeds, functions under compound statements, and "Generate & self-debug" with the scripted model."""
+with form feeds, functions under compound statements, and "Generate & self-debug" with the scripted model,
+whose result hover names with what verified it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from lsprotocol import types
 from tests.fakes.openai_server import FakeOpenAI
 from tests.lsp.editor import Editor
 from tests.lsp.test_code_actions import line_of
+from tests.lsp.test_hover import hover_items
 from tests.projects import builders
 from tests.projects.cli import cli_env
 from tests.projects.test_generate_cli import GROSS
@@ -166,3 +168,21 @@ async def test_generate_is_passed_only_when_the_projects_tests_pass(
     assert result["message"] == \
         "`percent` passes 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run) (attempt 2)"
     assert (project / "tests/test_core.py").read_bytes() == tests_before
+
+
+async def test_hover_names_the_examples_and_project_tests_that_verified_the_result(
+        editor: Editor, fake: FakeOpenAI, project: Path):
+    from tests.projects.test_project_tests import FITS_THE_EXAMPLE, PYTEST_SITE, RIGHT_PERCENT
+
+    module = builders.project_with_tests_and_venv(project, PYTEST_SITE)
+    fake.queue(FITS_THE_EXAMPLE, RIGHT_PERCENT)
+    uri = open_file(editor, module)
+    assert (await generate_at(editor, uri, "    ...\n"))["status"] == "passed"
+
+    name = line_of(editor.text(uri), "def percent(")
+    passed, failed = hover_items(await editor.hover(uri, name, len("def pe")))
+
+    assert passed.split("\n")[1:] == [
+        "verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run)"], passed
+    assert " · passed (attempt 2, restart) · " in passed
+    assert " · failed (attempt 1, generate) · " in failed and "verified" not in failed, failed

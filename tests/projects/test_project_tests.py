@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pycapsule.history import History
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.projects import builders
@@ -38,6 +39,10 @@ def test_a_body_that_only_fits_its_example_is_not_passed_the_next_that_passes_th
     assert "    return f'{part * 100 // whole}{unitconv.PERCENT}'\n" in stats.read_text()
     assert (project / "tests/test_core.py").read_bytes() == tests_before
     assert "test_unrelated_and_already_failing" not in stderr + str(fake.chat_requests[1].body)
+    passed, failed = History(tmp_path / "history.sqlite3").attempts(stats, "percent")
+    assert passed.verified == "verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run)", \
+        "the CLI's history names what verified the result, as hover shows it (tests/lsp/test_hover.py)"
+    assert (failed.verified, passed.applied) == ("", ""), "told on the result only; no editor was asked"
 
 
 def test_when_every_answer_fails_the_tests_nothing_is_written(
@@ -147,6 +152,8 @@ def test_tests_that_run_little_of_a_body_verify_it_only_weakly(
     assert (result["status"], code) == ("passed", 0), stderr
     assert result["verified_by"] == "1 test (tests/test_core.py; 2 of 5 body lines run)"
     assert result["message"].endswith("but they ran less than half of its lines: only weakly verified")
+    [passed] = History(tmp_path / "history.sqlite3").attempts(stats, "sign")
+    assert passed.verified == "only weakly verified by 1 test (tests/test_core.py; 2 of 5 body lines run)"
 
 
 def test_check_names_the_projects_tests_and_runs_them_with_tests(tmp_path: Path, stats: Path) -> None:

@@ -16,6 +16,9 @@ Editors are not trusted to answer as the protocol says:
 With `diffPreview` on and a client that supports change annotations, the edit carries an
 annotation that needs confirmation (VS Code shows its refactor preview first); the user then has
 `_PREVIEW_SECONDS` to decide.
+
+What became of the edit (`Applied.for_history`) is kept on the result's history row, so that hover never
+calls a result that was not applied just "passed" (lsp/attempts.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from pycapsule.capsule import Capsule
+from pycapsule.history import APPLIED, application
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.documents import ParsedDocument
 from pycapsule.lsp.positions import LineIndex
@@ -50,6 +54,17 @@ _PREVIEW_SECONDS = 600.0
 class Applied:
     state: Literal["applied", "refused", "unconfirmed"]
     message: str
+    """For the user: one sentence."""
+    reason: str = ""
+    """Why it was not applied, or may not have been ('the function (lines 3-7) changed while the run was
+    going on')."""
+
+    @property
+    def for_history(self) -> str:
+        """What became of the result, as the history keeps it (`AttemptRecord.applied`)."""
+        if self.state == "applied":
+            return APPLIED
+        return application("unconfirmed" if self.state == "unconfirmed" else "not applied", self.reason)
 
 
 async def apply_outcome(
@@ -80,6 +95,7 @@ async def apply_outcome(
                 "refused",
                 f"`{capsule.name}` was not changed: {exc}. "
                 "Your text is untouched; run it again to regenerate.",
+                str(exc),
             )
         expected = _applied_text(current_text, moved)
         params = types.ApplyWorkspaceEditParams(
@@ -89,10 +105,11 @@ async def apply_outcome(
         answer = asyncio.ensure_future(server.workspace_apply_edit_async(params))
         if not await _answered_or_applied(server, changes, uri, answer, expected, wait_seconds):
             _let_go(answer)
+            silent = f"the editor did not answer the edit within {wait_seconds:g} s"
             return Applied(
                 "unconfirmed",
-                f"`{capsule.name}`: the editor did not answer the edit within {wait_seconds:g} s; "
-                "check whether the function was changed.",
+                f"`{capsule.name}`: {silent}; check whether the function was changed.",
+                silent,
             )
         if not answer.done() or server.workspace.get_text_document(uri).source == expected:
             _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
@@ -109,7 +126,7 @@ async def apply_outcome(
             uri, _SETTLE_SECONDS
         ):
             break  # refused, and the editor reports no newer text: do not insist
-    return Applied("refused", f"`{capsule.name}` was not changed: {reason}.")
+    return Applied("refused", f"`{capsule.name}` was not changed: {reason}.", reason)
 
 
 def _let_go(answer: asyncio.Future[object]) -> None:

@@ -4,6 +4,10 @@
 opened on first use and closed at shutdown; every engine the server makes records into it. It also owns
 the attempts on buffers without a file (untitled): the store keys attempts by path, so those are kept in
 memory, this session only.
+
+A run's result is told on the record of the attempt that produced it: what verified it (the loop writes
+that into the store itself, the same for the CLI; `concluded` copies it into an untitled buffer's record)
+and what became of its edit (`concluded`, once the editor applied or refused it).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import logging
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +79,27 @@ class Attempts:
             )
         )
         del records[:-_UNSAVED_KEPT]
+
+    def concluded(self, uri: str, path: Path | None, run_id: str, outcome: Any, applied: str = "") -> None:
+        """The end of a run (`events.Outcome`) on its result's record: for a file, what became of its edit
+        (`applied`, '' when none was sent); for a buffer without one (`run_id`: what `remember_unsaved` was
+        given), also what verified it."""
+        attempt = outcome.result_attempt
+        if attempt is None:
+            return
+        if path is None:
+            records = self._unsaved.get((uri, outcome.qualname), [])
+            for n, record in enumerate(records):
+                if record.run_id == run_id and record.attempt == attempt:
+                    records[n] = replace(record, verified=outcome.verification, applied=applied)
+            return
+        store = self.store() if applied else None
+        if store is None:
+            return
+        try:
+            store.conclude(outcome.run_id, attempt, applied=applied)
+        except sqlite3.Error as error:  # the user has the result; only the history lacks how it ended
+            log.warning("pycapsule: could not record what became of the result: %s", error)
 
     def close(self) -> None:
         with self._lock:

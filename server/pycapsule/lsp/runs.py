@@ -234,14 +234,18 @@ class Runs:
     async def _conclude(
         self, run: Run, document: ParsedDocument, capsule: Capsule, outcome: Any, progress: RunProgress
     ) -> dict[str, Any]:
+        applied = None
         if outcome.status in ("passed", "not_verified") and outcome.edits:
             options = self._configuration.options_for(run.uri)
             applied = await apply_outcome(
                 self._server, self._changes, document, capsule, outcome.edits, options
             )
-            if applied.state != "applied":
-                status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
-                return self._finish(run, progress, status, applied.message, outcome.attempts)
+        # before the run's last status: a hover right after it shows how the run ended
+        told = applied.for_history if applied is not None else ""
+        self._attempts.concluded(run.uri, document.path, run.id, outcome, told)
+        if applied is not None and applied.state != "applied":
+            status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
+            return self._finish(run, progress, status, applied.message, outcome.attempts)
         summary = event_text.run_summary(run.name, outcome)
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
 

@@ -53,25 +53,40 @@ def _wants_markdown(server: LanguageServer) -> bool:
 
 
 def render(name: str, records: list[AttemptRecord], *, markdown: bool = True) -> str:
-    """The history as Markdown (every stored text in a code span or escaped: a model's name or an error
-    line could hold backticks or a link) or as plain text."""
+    """The history as Markdown (every stored text in a code span or escaped: a model's name, an error line, a
+    test file's name or an editor's refusal could hold backticks or a link) or as plain text.
+
+    Each attempt is one line; under it, for a run's result, why its edit was not applied (when it was not) and
+    what verified it, and for a failure the first line of its error:
+
+        - 2025-06-01 10:00:00 · `fake-coder` · **passed, not applied** (attempt 2, fix) · 310 tokens · 1.2 s
+          the function (lines 3-9) changed while the run was going on
+          verified by 1 example + 2 tests (tests/test_core.py; 4 of 4 body lines run)
+    """
     def strong(text: str) -> str:
         return f"**{markdown_text(text)}**" if markdown else text
 
     def code(text: str) -> str:
         return code_span(text) if markdown else one_line(text)
 
+    def prose(text: str) -> str:
+        return markdown_text(text) if markdown else one_line(text)
+
     lines = [f"{strong('pycapsule: attempts at')} {code(name)} (newest first)", ""]
     for record in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
         tokens = record.prompt_tokens + record.completion_tokens
         seconds = record.model_seconds + record.check_seconds
-        mode = markdown_text(record.mode) if markdown else record.mode
+        not_applied, why = record.not_applied
+        verdict = f"{record.verdict}, {not_applied}" if not_applied else record.verdict
         line = (
-            f"- {when} · {code(record.model)} · {strong(record.verdict)}"
-            f" (attempt {record.attempt}, {mode}) · {tokens} tokens · {seconds:.1f} s"
+            f"- {when} · {code(record.model)} · {strong(verdict)}"
+            f" (attempt {record.attempt}, {prose(record.mode)}) · {tokens} tokens · {seconds:.1f} s"
         )
+        below = [prose(text) for text in (why, record.verified) if text]
         if record.first_error_line and record.verdict != "passed":
-            line += ("  \n  " if markdown else "\n  ") + code(record.first_error_line)  # "  \n": a line break
+            below.append(code(record.first_error_line))
+        for text in below:
+            line += ("  \n  " if markdown else "\n  ") + text  # "  \n": a line break
         lines.append(line)
     return "\n".join(lines)
