@@ -189,7 +189,7 @@ class Engine:
 
     def run_tests(self, tests: ProjectTests, source: str, cancel: threading.Event | None = None) -> TestsRun:
         """`tests` run against `source` in the sandbox; raises SandboxUnavailable."""
-        return tests.read(self.sandbox().run(tests.job(source), cancel))
+        return tests.run(self.sandbox(), source, cancel)[0]
 
     def close(self) -> None:
         with self._lock:
@@ -229,7 +229,7 @@ def project_tests(capsule: Capsule, sandbox: Sandbox, settings: Settings, interp
     tests = find_tests([capsule], capsule.path, settings, interpreter)
     if tests is None:
         return None, []
-    baseline = tests.read(sandbox.run(tests.job(capsule.module_source), cancel))
+    baseline, _ = tests.run(sandbox, capsule.module_source, cancel)
     if baseline.problem is not None:
         return None, [f"{capsule.qualname}: {baseline.problem}; only its examples check it"]
     failing = baseline.failing(("collect",) if capsule.is_stub else ("setup", "call", "teardown", "collect"))

@@ -379,7 +379,23 @@ class _Run:
         return result
 
     def _judge(self, code: str, source: str, edits: tuple[TextEdit, ...], with_iterators: bool) -> _Attempt:
-        """The verdict on `source`; a model's answer (`with_iterators`) is also run with iterators."""
+        """The verdict on `source`; a model's answer (`with_iterators`) is also run with iterators. A body
+        that passes has its examples run once more in a sandbox started for that run alone, so nothing an
+        earlier job left in the warm one can have made it pass."""
+        attempt = self._judge_warm(code, source, edits, with_iterators)
+        if attempt.verdict != "passed" or not self.verified:
+            return attempt
+        job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), fresh=True)
+        again = judge(self.capsule, self.sandbox.run(job, self.cancel))
+        if self.cancel.is_set():
+            raise Cancelled()
+        if again.passed:
+            return attempt
+        why = f"its examples passed in the warm sandbox but not in a fresh one: {again.headline}"
+        return _Attempt(code, again.label, why, again.condensed, source, edits)
+
+    def _judge_warm(self, code: str, source: str, edits: tuple[TextEdit, ...],
+                    with_iterators: bool) -> _Attempt:
         if self.verified:
             verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root,
                               self.cancel, self.iterators if with_iterators else None)
@@ -404,10 +420,9 @@ class _Run:
     def _run_tests(self, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
         """The examples passed (or there are none): the project's tests decide."""
         assert self.tests is not None
-        result = self.sandbox.run(self.tests.job(source), self.cancel)
+        run, result = self.tests.run(self.sandbox, source, self.cancel)
         if self.cancel.is_set():
             raise Cancelled()
-        run = self.tests.read(result)
         if run.ok:
             return _Attempt(code, "passed", "", "", source, edits, 0, tests=run)
         verdict = "timeout" if result.status == "timeout" else "failed"

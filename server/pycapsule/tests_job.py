@@ -4,20 +4,24 @@ The job's program installs an import hook that serves the candidate's text for t
 its real name and path, so the tests import it as they always do), then runs pytest on the selected node
 ids with the project's own configuration (its conftests, plugins and import mode; `addopts` are dropped
 but for `-p` and `--import-mode`: coverage, xdist or a report file would not work in a read-only sandbox).
-Its terminal output is discarded; what the host reads is one report line on stdout.
+Its terminal output is discarded; what the host reads is one report line on stdout, marked with a token
+made for that run: a line a test or the candidate prints that does not carry it is not a report, and a
+second line that does (the code under test found the token) makes the run no report at all.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import secrets
 import shlex
+import threading
 from dataclasses import dataclass
 
 from pycapsule.parsing import parse_source
 from pycapsule.project import ModuleImport, pytest_config
 from pycapsule.project_tests import TestSelection
-from pycapsule.sandbox.api import Job, RunResult
+from pycapsule.sandbox.api import Job, RunResult, Sandbox
 
 REPORT_MARK = "pycapsule-tests-report: "
 MAX_FAILURES = 5
@@ -34,11 +38,14 @@ import contextlib, importlib.util, io, json, linecache, os, sys, threading
 NAME, REL, PACKAGE, SOURCE, TESTS, ARGS = {name!r}, {rel!r}, {package!r}, {source!r}, {tests!r}, {args!r}
 MAX_FAILURES, FAILURE_CHARS, MARK = {max_failures!r}, {failure_chars!r}, {mark!r}
 ROOT = next((os.path.normpath(p) for p in sys.path if os.path.isfile(os.path.join(p, REL))), None)
+# Bound before any test runs: code under test that replaces json.dumps or sys.stdout does not reach these.
+ENCODE, WRITE, OUT = json.JSONEncoder().encode, os.write, os.dup(1)
 
 
 def report(found):
-    sys.stdout.write(MARK + json.dumps(found) + "\\n")
-    sys.stdout.flush()
+    data = (MARK + ENCODE(found) + "\\n").encode()
+    while data:
+        data = data[WRITE(OUT, data):]
 
 
 class Candidate:
@@ -178,20 +185,23 @@ def _kept_addopts(words: tuple[str, ...]) -> list[str]:
     return kept
 
 
-def tests_job(found: ModuleImport, candidate: str, selection: TestSelection, timeout: float) -> Job:
-    """A job running `selection` with pytest against `candidate`, the module at `found` with a new body."""
+def tests_job(found: ModuleImport, candidate: str, selection: TestSelection, timeout: float,
+              mark: str = REPORT_MARK) -> Job:
+    """A job running `selection` with pytest against `candidate`, the module at `found` with a new body;
+    its report line starts with `mark`."""
     config = pytest_config(found.path.parent, found.root)
     args = _kept_addopts(config.addopts if config else ())
     program = _DRIVER.format(
         name=found.name, rel=found.path.relative_to(found.root).as_posix(), package=found.is_package,
         source=candidate, tests=list(selection.node_ids), args=args,
-        max_failures=MAX_FAILURES, failure_chars=FAILURE_CHARS, mark=REPORT_MARK)
+        max_failures=MAX_FAILURES, failure_chars=FAILURE_CHARS, mark=mark)
     return Job(source=program, filename="project_tests.py", doctest_targets=(), timeout=timeout,
                output_limit=64 * 1024, project_root=found.root, import_paths=found.import_paths)
 
 
-def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection) -> TestsRun:
-    """The report line the job printed, or why there is none."""
+def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection,
+                   mark: str = REPORT_MARK) -> TestsRun:
+    """The report line the job printed (the one line starting with `mark`), or why there is none."""
     files = ", ".join(selection.files)
     if result.status == "timeout":
         return TestsRun(problem=f"the project's tests ({files}) did not finish within the time allowed "
@@ -201,13 +211,14 @@ def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection
     if result.status != "ok":  # the program ended before its own end: whatever it printed is not a report
         why = result.detail or (result.module_error.message if result.module_error else result.status)
         return TestsRun(problem=f"the project's tests ({files}) ended early: {' '.join(str(why).split())}")
-    found = None
-    for line in result.stdout.splitlines():
-        if line.startswith(REPORT_MARK):
-            try:
-                found = json.loads(line[len(REPORT_MARK):])
-            except ValueError:
-                found = None
+    reports = [line[len(mark):] for line in result.stdout.splitlines() if line.startswith(mark)]
+    if len(reports) > 1:
+        return TestsRun(problem=f"the project's tests ({files}) gave no report: the code under test wrote "
+                                "into the report channel")
+    try:
+        found = json.loads(reports[0]) if reports else None
+    except ValueError:
+        found = None
     if not isinstance(found, dict):
         why = result.detail or (result.module_error.message if result.module_error else result.status)
         return TestsRun(problem=f"the project's tests ({files}) could not be run: "
@@ -261,11 +272,12 @@ class ProjectTests:
     already_failing: tuple[str, ...] = ()
     """Selected tests that fail on the original file: reported, left out, never charged to the model."""
 
-    def job(self, candidate: str) -> Job:
-        return tests_job(self.found, candidate, self.selection, self.timeout)
-
-    def read(self, result: RunResult) -> TestsRun:
-        return read_tests_run(result, self.interpreter, self.selection)
+    def run(self, sandbox: Sandbox, candidate: str,
+            cancel: threading.Event | None = None) -> tuple[TestsRun, RunResult]:
+        """The tests run against `candidate` in `sandbox`: what they found, and the job's own result."""
+        mark = f"{REPORT_MARK.rstrip(': ')}-{secrets.token_hex(12)}: "
+        result = sandbox.run(tests_job(self.found, candidate, self.selection, self.timeout, mark), cancel)
+        return read_tests_run(result, self.interpreter, self.selection, mark), result
 
     def describe(self, run: TestsRun, coverage: Coverage) -> str:
         """'12 tests (tests/test_lists.py; 7 of 9 body lines run)'."""

@@ -35,16 +35,17 @@ NOTE = "Your last answer repeated code that already failed"
 
 class CountingSandbox:
     """The real sandbox, remembering the module of every job that ran doctests (the import check before a
-    run runs none)."""
+    run runs none), in the warm sandbox and in a fresh one (the re-check of a passing body)."""
 
     def __init__(self, inner: Sandbox) -> None:
         self.inner, self.name = inner, inner.name
         self.checked: list[str] = []
+        self.rechecked: list[str] = []
 
     def run(self, job: Job, cancel: threading.Event | None = None) -> RunResult:
         doctests = job.doctests if job.doctests is not None else job.doctest_targets
         if doctests is None or doctests:
-            self.checked.append(job.source)
+            (self.rechecked if job.fresh else self.checked).append(job.source)
         return self.inner.run(job, cancel)
 
     def close(self) -> None:
@@ -104,6 +105,9 @@ def test_a_different_answer_is_run_as_usual(
     assert outcome.status == "passed"
     assert [attempt.repeated for attempt in finished_attempts(events)] == [None, None, None]
     assert counted.runs_of("a - b") == counted.runs_of("a * b") == counted.runs_of("a + b") == 1
+    assert [source for source in counted.rechecked if "a + b" in source] == counted.rechecked, \
+        "only the passing body is run again, in a fresh sandbox, before it is called passed"
+    assert len(counted.rechecked) == 1
     assert NOTE not in openai_server.chat_requests[2].prompt_text
     assert [request.body["temperature"] for request in openai_server.chat_requests] == [0.0, 0.5, 0.5]
 
@@ -177,3 +181,22 @@ def test_the_bench_report_counts_a_repeat_that_differs_only_in_layout(
         record = fold_events(task, capsule, engine.generate(capsule))
     diagnosis = diagnose([record])
     assert (diagnosis.retries, diagnosis.repeated) == (2, 1)
+
+
+PASSES_ONLY_IN_A_WORN_SANDBOX = ("```python\ndef add(a, b):\n    import os\n"
+                                 "    return a + b if os.getpid() > 40 else 0\n```")
+"""Right only where many jobs ran before it: a stand-in for anything an earlier job could leave behind."""
+
+
+def test_a_body_that_passes_only_in_the_warm_sandbox_is_not_called_passed(
+        openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
+    if counted.name != "bwrap":
+        pytest.skip("needs a sandbox whose process numbers start afresh (its own pid namespace)")
+    for _ in range(40):  # the warm sandbox's process numbers climb past 40
+        counted.inner.run(Job(source="pass", project_root=module_file.parent))
+    openai_server.queue(PASSES_ONLY_IN_A_WORN_SANDBOX)
+    events, outcome = run(openai_server, counted, module_file, max_attempts=1)
+    assert outcome.status != "passed"
+    [attempt] = finished_attempts(events)
+    assert "passed in the warm sandbox but not in a fresh one" in attempt.headline
+    assert counted.runs_of("os.getpid() > 40") == 1 and len(counted.rechecked) == 1

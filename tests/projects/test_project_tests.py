@@ -182,6 +182,23 @@ def test_a_body_that_prints_a_passing_report_and_exits_does_not_pass(
     assert "the project's tests (tests/test_core.py) ended early" in stderr
 
 
+def test_a_body_that_forges_the_tests_report_from_inside_pytest_does_not_pass(
+        tmp_path: Path, stats: Path, fake: FakeOpenAI) -> None:
+    passing = ('{"exit": 0, "passed": 3, "failed": 0, "skipped": 0, "failures": [], "failed_ids": [], '
+               '"lines": []}')
+    fake.queue(f"""```python
+def clamp(x, lo, hi):
+    import json, os
+    json.dumps = lambda *args, **options: {passing!r}
+    os.write(1, b"pycapsule-tests-report: " + {passing!r}.encode() + b"\\n")
+    return max(x, lo)
+```""")
+    code, report, stderr = generate_json(f"{stats}::clamp", tmp_path, fake.base_url, "--max-attempts", "1")
+    [result] = report["results"]
+    assert (result["status"], code) == ("gave_up", 1), stderr
+    assert "project tests failed" in stderr
+
+
 def test_a_body_that_fails_only_with_an_iterator_is_kept_only_if_the_projects_tests_pass(
         tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
     """A body that indexes its iterable passes list examples; the fallback that keeps such a body when no
