@@ -5,6 +5,10 @@ themselves."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +27,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(item.path == area or area in item.path.parents for area in SLOW_AREAS):
             item.add_marker(slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_model_servers_end_with_the_session() -> Iterator[None]:
+    """The embedded model's server outlives the process that starts it (it is shared by the user's
+    pycapsule processes, docs/model.md): every test runs with a runtime folder of the session's, never the
+    user's, and whatever server was started there is stopped when the session ends (tests/models gives
+    each test a folder of its own)."""
+    from tests.models.servers import stop_model_servers
+
+    folder = Path(tempfile.mkdtemp(prefix="pcrt-session-"))
+    previous = os.environ.get("PYCAPSULE_RUNTIME_DIR")
+    os.environ["PYCAPSULE_RUNTIME_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("PYCAPSULE_RUNTIME_DIR", None)
+        else:
+            os.environ["PYCAPSULE_RUNTIME_DIR"] = previous
+        stop_model_servers(folder)
+        shutil.rmtree(folder, ignore_errors=True)

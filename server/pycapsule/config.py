@@ -72,6 +72,9 @@ class Settings(BaseModel):
     """The environment variable that holds the API key."""
     embedded_model_size: Literal["0.5b", "1.5b"] | None = None
     """Size of the embedded model (None: its installer's default)."""
+    model_idle_timeout: float = Field(default=900.0, gt=0, le=86400)
+    """Seconds the user's shared embedded model server waits without a request before it stops (read from
+    the user's own configuration when the server starts; docs/model.md)."""
     request_timeout: float = Field(default=300.0, gt=0, le=3600)
     """Seconds one attempt may wait for the model's whole answer, retries and their waits included."""
     inactivity_timeout: float = Field(default=60.0, gt=0, le=3600)
@@ -179,6 +182,7 @@ _THE_MODEL = "the model is yours to choose, not a project's"
 _USER_ONLY_REASONS = {
     "sandbox": _WHERE_CODE_GOES, "base_url": _WHERE_CODE_GOES, "api_key_env": _WHERE_CODE_GOES,
     "python": _WHERE_CODE_GOES, "model": _THE_MODEL, "embedded_model_size": _THE_MODEL,
+    "model_idle_timeout": "the shared model server is yours, not a project's",
 }
 USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
 """Settings that widen what runs where or what is sent, or choose the model: never taken from a

@@ -15,6 +15,7 @@ SAMPLES = {
     "base_url": ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"),
     "api_key_env": ("MY_KEY", "MY_KEY"),
     "embedded_model_size": ("0.5b", "0.5b"),
+    "model_idle_timeout": ("60", 60.0),
     "request_timeout": ("12.5", 12.5),
     "inactivity_timeout": ("7", 7.0),
     "model_retries": ("0", 0),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +13,8 @@ from pathlib import Path
 import pytest
 from pycapsule.embedded_model.catalog import CATALOG, ModelSpec, Part
 from pycapsule.embedded_model.install import install
+
+from tests.models.servers import stop_model_servers
 
 VERSION = "0.0.1"
 
@@ -82,3 +86,16 @@ def tiny_env(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PYCAPSULE_MODEL_DIR", str(tiny_model_dir))
     monkeypatch.setenv("PYCAPSULE_MODEL_SIZE", "tiny")
     return tiny_model_dir
+
+
+@pytest.fixture(autouse=True)
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A runtime folder of the test's own (short: it holds a unix socket), so the shared model server a
+    test starts is its own; every server started there is stopped when the test ends."""
+    folder = Path(tempfile.mkdtemp(prefix="pcrt-"))
+    monkeypatch.setenv("PYCAPSULE_RUNTIME_DIR", str(folder))
+    try:
+        yield folder
+    finally:
+        stop_model_servers(folder)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,7 @@
-"""The local endpoint: a real llama.cpp server (xllamacpp) in a child process, spoken to with `openai`.
+"""The local endpoint: a real llama.cpp server (xllamacpp), the user's shared one, spoken to with `openai`.
 
-The tiny random GGUF loads in a blink; its words are gibberish, which is all these tests need.
+The tiny random GGUF loads in a blink; its words are gibberish, which is all these tests need. Each test
+has a runtime folder of its own (conftest.py), so the shared server it starts is its own.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pycapsule.embedded_model.serve import ServerOptions, start_server
 from pycapsule.engine import Engine
 from pycapsule.events import Finished, Notice
 from pycapsule.exit_codes import ExitCode
+
+from tests.models.servers import model_servers
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -99,14 +102,16 @@ def test_a_request_with_a_temperature_samples(tiny_env: Path) -> None:
     assert len(replies) > 1, "five sampled replies were all the same: the temperature was ignored"
 
 
-def test_close_stops_the_server_and_reaps_it(tiny_env: Path) -> None:
+def test_close_lets_go_of_the_shared_server_which_goes_on_serving(tiny_env: Path) -> None:
     endpoint = start_local_endpoint()
     pid = endpoint.pid
-    assert pid is not None and endpoint.alive
+    assert endpoint.alive
     endpoint.close()
-    assert not endpoint.alive
-    assert gone(pid, within=1.0)
+    assert not endpoint.alive  # this handle is closed...
+    assert not gone(pid, within=0.5)  # ...the server is not: other processes of the user may be using it
     endpoint.close()  # twice is harmless
+    with start_local_endpoint() as again:
+        assert again.pid == pid and again.alive
 
 
 def test_ctrl_c_stops_the_server_while_a_client_has_stopped_reading_its_answer(tiny_env: Path) -> None:
@@ -129,7 +134,7 @@ def test_ctrl_c_stops_the_server_while_a_client_has_stopped_reading_its_answer(t
     endpoint.close()
 
 
-def test_the_server_does_not_outlive_a_parent_that_is_killed(tiny_env: Path) -> None:
+def test_the_server_outlives_the_process_that_started_it_and_serves_the_next_one(tiny_env: Path) -> None:
     parent = textwrap.dedent(
         """
         import sys, time
@@ -142,11 +147,14 @@ def test_the_server_does_not_outlive_a_parent_that_is_killed(tiny_env: Path) -> 
     process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
-        child = int(process.stdout.readline())
-        os.kill(child, 0)  # running
-        process.kill()  # no atexit, no finalizer: only the child's own watchdog can notice
+        server = int(process.stdout.readline())
+        process.kill()  # the starter dies without a word (as a Ctrl-C'd or crashed run does)
         process.wait()
-        assert gone(child, within=5.0), "the model server kept running after its parent died"
+        assert not gone(server, within=1.0), "the shared server stopped with the process that started it"
+        with start_local_endpoint() as endpoint:
+            assert endpoint.pid == server
+            reply = client(endpoint).chat.completions.create(model=endpoint.model, messages=HI, max_tokens=3)
+            assert reply.choices[0].message.content is not None
     finally:
         process.kill()
         process.wait()
@@ -164,11 +172,11 @@ def test_a_server_killed_mid_generation_is_a_clear_error_and_can_be_restarted(ti
                 if received == 3:
                     assert endpoint.pid is not None
                     os.kill(endpoint.pid, signal.SIGKILL)
-        assert endpoint.error(grace=5.0) == "the local model server stopped unexpectedly (killed by SIGKILL)."
+        assert endpoint.error(grace=5.0) == "the local model server stopped unexpectedly."
         assert not endpoint.alive
 
     with start_local_endpoint() as again:  # what the engine does when its server died
-        assert again.alive and again.error() is None
+        assert again.alive and again.error() is None and again.pid != endpoint.pid
         reply = client(again).chat.completions.create(model=again.model, messages=HI, max_tokens=3)
         assert reply.choices[0].message.content is not None
 
@@ -228,9 +236,10 @@ def test_a_file_that_is_not_a_model_is_a_clear_error(tmp_path: Path, monkeypatch
     with pytest.raises(ModelServerError) as failure:
         LocalEndpoint(spec, bogus)
     message = str(failure.value)
-    assert message.startswith(f"llama.cpp could not load {spec.filename} or listen on 127.0.0.1:0: ")
-    # what follows the prefix is llama.cpp's own last words, which vary by build: one line, not empty
-    reason = message.removeprefix(f"llama.cpp could not load {spec.filename} or listen on 127.0.0.1:0: ")
+    prefix = f"llama.cpp could not load {spec.filename} or listen on its socket "
+    assert message.startswith(prefix)
+    # then the socket's path, and llama.cpp's own last words, which vary by build: one line, not empty
+    reason = message.removeprefix(prefix).split(": ", 1)[1]
     assert reason.strip() and "\n" not in message
 
 
@@ -253,24 +262,10 @@ def test_a_machine_without_the_openmp_runtime_is_told_which_package_to_install(
         "No such file or directory (the OpenMP runtime: apt-get install libgomp1).")
 
 
-def _model_servers_started_by_us() -> list[int]:
-    """Our child processes that are running embedded-model servers (not those dead and not yet reaped)."""
-    servers = []
-    for entry in Path("/proc").iterdir():
-        try:
-            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if int(parent) == os.getpid() and state != "Z" and b"pycapsule.embedded_model.serve" in command:
-            servers.append(int(entry.name))
-    return servers
-
-
 def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_next_run_does(
-    tiny_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime_dir: Path
 ) -> None:
-    """A Ctrl-C reaches the whole process group: the embedded model's server dies with the cancel. The
+    """The shared server can die while a run is cancelled (stopped by `pycapsule model stop`, killed). The
     cancelled run must not start another one; the next run that is not cancelled does."""
     monkeypatch.setenv("PYCAPSULE_HISTORY", str(tmp_path / "history.sqlite3"))  # not the user's
     module = tmp_path / "mod.py"
@@ -283,18 +278,18 @@ def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_n
     with Engine(Settings(max_attempts=1)) as engine:
         first = list(engine.generate(capsule))
         assert starts(first) == 1 and isinstance(first[-1], Finished)
-        (server,) = _model_servers_started_by_us()
+        (server,) = model_servers(runtime_dir)
         os.kill(server, signal.SIGINT)
         deadline = time.monotonic() + 10
-        while _model_servers_started_by_us() and time.monotonic() < deadline:
+        while model_servers(runtime_dir) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _model_servers_started_by_us() == [], "the model server did not stop on SIGINT"
+        assert model_servers(runtime_dir) == [], "the model server did not stop on SIGINT"
 
         cancel = threading.Event()
         cancel.set()
         cancelled = list(engine.generate(capsule, cancel=cancel))
         assert cancelled[-1].outcome.status == "cancelled"
-        assert starts(cancelled) == 0 and _model_servers_started_by_us() == []
+        assert starts(cancelled) == 0 and model_servers(runtime_dir) == []
 
         again = list(engine.generate(capsule))
         assert starts(again) == 1 and again[-1].outcome.status != "error", again[-1]
@@ -317,4 +312,4 @@ def test_an_endpoint_reports_its_threads_when_ready(tiny_env: Path, monkeypatch:
     progress: list[str] = []
     with start_local_endpoint(on_progress=progress.append) as endpoint:
         assert endpoint.threads == 2
-    assert progress[-1].endswith("(2 threads)")
+    assert progress[-1].endswith("(shared, 2 threads)")

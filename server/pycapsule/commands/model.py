@@ -1,11 +1,13 @@
-"""`pycapsule model install | list | serve`: the embedded local model."""
+"""`pycapsule model install | list | serve | status | stop`: the embedded local model."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
+import time
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands
@@ -31,10 +33,15 @@ def register(commands: Subcommands) -> None:
     serve.add_argument("--size", choices=SIZES, help=SIZE_HELP)
     serve.add_argument("--port", type=int, default=0, help="the port to listen on; 0 (default) picks a free "
                        "one, printed on stdout")
+    status = actions.add_parser("status", help="say whether your shared model server runs: its pid, threads, "
+                                "idle time")
+    status.add_argument("--json", action="store_true", help="one JSON object")
+    actions.add_parser("stop", help="stop your shared model server (the next run starts it again)")
 
 
 def run(args: argparse.Namespace) -> int:
-    action = {"install": _install, "list": _list, "serve": _serve}[args.model_command]
+    action = {"install": _install, "list": _list, "serve": _serve, "status": _status,
+              "stop": _stop}[args.model_command]
     try:
         return action(args)
     except ModelError as error:
@@ -80,3 +87,56 @@ def _serve(args: argparse.Namespace) -> int:
     _progress("stopped")
     exit_at_once(0)
 
+
+
+def _status(args: argparse.Namespace) -> int:
+    from pycapsule.embedded_model.runtime import runtime_dir
+    from pycapsule.embedded_model.shared import status
+
+    folder = runtime_dir()
+    found = [entry for entry in status(folder) if entry.running]
+    if args.json:
+        print(json.dumps({"runtime_dir": str(folder), "servers": [{
+            "model": entry.state.alias, "pid": entry.state.pid, "base_url": entry.state.base_url,
+            "threads": entry.state.threads, "model_path": entry.state.model_path,
+            "started": entry.state.started, "idle_timeout": entry.state.idle_timeout,
+            "open_connections": entry.open_connections, "idle_seconds": entry.idle_seconds,
+        } for entry in found]}, indent=2))
+        return 0
+    if not found:
+        print(f"no shared model server is running (runtime folder {folder})")
+        return 0
+    for entry in found:
+        state = entry.state
+        if entry.open_connections:
+            idle = f"serving {entry.open_connections} connection{'s' if entry.open_connections != 1 else ''}"
+        elif entry.idle_seconds is not None:
+            idle = f"idle {_duration(entry.idle_seconds)} (stops after {_duration(state.idle_timeout)} idle)"
+        else:
+            idle = "idle time unknown"
+        threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
+        print(f"{state.alias}: running, pid {state.pid}, {threads}, at {state.base_url}, "
+              f"up {_duration(time.time() - state.started)}, {idle}")
+    return 0
+
+
+def _stop(_args: argparse.Namespace) -> int:
+    from pycapsule.embedded_model.runtime import runtime_dir
+    from pycapsule.embedded_model.shared import stop
+
+    folder = runtime_dir()
+    stopped = stop(folder)
+    for state in stopped:
+        print(f"stopped the shared model server {state.alias} (pid {state.pid})")
+    if not stopped:
+        print(f"no shared model server is running (runtime folder {folder})")
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

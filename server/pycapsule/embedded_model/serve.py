@@ -4,10 +4,14 @@ xllamacpp embeds llama.cpp's C++ server: `xllamacpp.Server(params)` loads the mo
 (`/v1/chat/completions` with real token-by-token SSE streaming and usage, `/v1/models`, `/health`)
 on background threads, so this module only chooses the parameters and keeps the process alive.
 
-Run as `python -m pycapsule.embedded_model.serve --model PATH --alias NAME --watch-parent` it is the child
-process `endpoint.start_local_endpoint` starts: it prints one JSON line `{"base_url", "model"}`
-on stdout once the server answers, and exits when its stdin closes (the parent is gone), when the
-parent process changes, or on SIGTERM/SIGINT.
+Run as `python -m pycapsule.embedded_model.serve --model PATH --alias NAME --shared FOLDER --detach` it is
+the user's shared model server that `endpoint.start_local_endpoint` starts (docs/model.md): it leaves its
+starter (a process of its own, in a session of its own), serves llama.cpp on a unix socket in the
+user's runtime folder behind a 127.0.0.1 gate that lets only this user's connections through
+(gate.py), prints JSON lines on stdout (`{"pid"}` at once, then `{"base_url", "model", "threads"}`
+once it answers) and exits after `--idle-timeout` seconds without a connection, when its model file
+changes or disappears, or on SIGTERM/SIGINT. Without `--shared` it serves on a TCP port of 127.0.0.1
+until SIGTERM/SIGINT (`pycapsule model serve`).
 """
 
 from __future__ import annotations
@@ -107,6 +111,8 @@ class ServerOptions:
     parallel: int = 1
     """Requests decoded together (llama.cpp's slots). The product asks one at a time (others queue);
     `python3 -m benchmarks slots` measures what several cost."""
+    socket: Path | None = None
+    """Listen on this unix socket instead of HOST:port (the shared server, behind its gate)."""
     speculative: Literal["off", "ngram", "draft"] = "off"
     """Speculative decoding: tokens drafted from n-grams already in the context ("ngram": an answer that
     copies the prompt's signature and docstring), or by `draft_model` ("draft"), then checked by the model.
@@ -135,7 +141,7 @@ def _params(options: ServerOptions) -> Any:
     params = xllamacpp.CommonParams()
     params.model.path = str(options.model_path)
     params.model_alias = {options.alias}
-    params.hostnames = [HOST]
+    params.hostnames = [str(options.socket)] if options.socket is not None else [HOST]
     params.port = options.port
     params.n_ctx = options.context
     params.n_parallel = options.parallel
@@ -187,12 +193,12 @@ def start_server(options: ServerOptions) -> Any:
             "choose another with --port (0 picks a free one)."
         )
     xllamacpp = _runtime()
+    where = f"its socket {options.socket}" if options.socket is not None else f"{HOST}:{options.port}"
     try:
         return xllamacpp.Server(_params(options))
     except RuntimeError:
-        raise ModelServerError(
-            f"llama.cpp could not load {options.model_path.name} or listen on {HOST}:{options.port}."
-        ) from None
+        name = options.model_path.name
+        raise ModelServerError(f"llama.cpp could not load {name} or listen on {where}.") from None
 
 
 def serve_until(options: ServerOptions, announce: Callable[[str, str], None], stop: threading.Event) -> None:
@@ -215,27 +221,6 @@ def exit_at_once(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _watch_parent(stop: threading.Event) -> None:
-    """Stop when the parent goes away: its end of our stdin closes, or we are re-parented."""
-    parent = os.getppid()
-
-    def read_stdin() -> None:
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        except OSError:
-            pass
-        stop.set()
-
-    def poll_parent() -> None:
-        while not stop.wait(0.5):
-            if os.getppid() != parent:
-                stop.set()
-
-    threading.Thread(target=read_stdin, name="stdin-watchdog", daemon=True).start()
-    threading.Thread(target=poll_parent, name="parent-watchdog", daemon=True).start()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pycapsule.embedded_model.serve")
     parser.add_argument("--model", required=True, type=Path)
@@ -243,15 +228,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--ctx", type=int, default=CONTEXT_SIZE)
-    parser.add_argument(
-        "--watch-parent", action="store_true", help="exit when stdin closes or the parent dies"
-    )
+    parser.add_argument("--shared", type=Path, metavar="FOLDER",
+                        help="serve as the user's shared server whose state is in FOLDER (docs/model.md)")
+    parser.add_argument("--idle-timeout", type=float, default=900.0,
+                        help="with --shared: exit after this many seconds without a connection")
+    parser.add_argument("--detach", action="store_true",
+                        help="with --shared: leave the starting process (fork; the parent exits at once)")
     args = parser.parse_args(argv)
+    if args.shared is not None:
+        from pycapsule.embedded_model.daemon import run_shared
+
+        return run_shared(args.model, args.alias, args.shared, args.threads or default_threads(), args.ctx,
+                          args.idle_timeout, detach=args.detach)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    if args.watch_parent:
-        _watch_parent(stop)
 
     def announce(base_url: str, model: str) -> None:
         print(json.dumps({"base_url": base_url, "model": model}), flush=True)
