@@ -1,10 +1,11 @@
 """`pycapsule generate PATH[::QUALNAME]`: fill function bodies until their doctests pass.
 
-Without ::QUALNAME every stub in PATH is filled, in file order. Prints a unified diff (or applies
-it with --write, atomically and only when the file did not change meanwhile) and shows progress on
-stderr. Exit codes come from `pycapsule.exit_codes`. A run that ends early keeps what it has: on Ctrl-C
-or when the model or the sandbox cannot be used, the bodies that already passed are written (or shown)
-and the functions left undone are named.
+Without ::QUALNAME every stub in PATH is filled, in file order. Prints a unified diff (or applies it with
+--write, atomically and only when the file did not change meanwhile) and shows progress on stderr. `--write`
+after a run without it, on the same file with the same settings, writes exactly what that run showed, with
+no model call (previews.py). Exit codes come from `pycapsule.exit_codes`. A run that ends early keeps what it
+has: on Ctrl-C or when the model or the sandbox cannot be used, the bodies that already passed are written
+(or shown) and the functions left undone are named.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from pycapsule.capsule import (
     read_capsules,
     write_source_file,
 )
-from pycapsule.commands import SUMMARIES
+from pycapsule.commands import SUMMARIES, previews
 from pycapsule.commands.options import (
     Subcommands,
     add_backend,
@@ -91,13 +93,25 @@ def run(args: argparse.Namespace) -> int:
         say(PREFIX, f"model: {endpoint_description(loaded.settings)}")
     root = project_root(read.target.path)
     interpreter = settings_interpreter(loaded, root)
+    target = previews.Target.of(read.target.path, read.target.qualname, read.data, loaded.settings,
+                                interpreter.describe())
+    if args.write and qualnames:
+        preview = previews.take(target)
+        if preview is not None:
+            say(PREFIX, f"writing what the run of {_clock(preview.created)} showed (the same file and "
+                        "settings: no model is asked)")
+            return _write_preview(args, read, preview)
+        since = previews.outdated(target)
+        if since is not None:
+            say(PREFIX, f"the file or the settings changed since the run of {_clock(since)} showed its diff: "
+                        "running again")
     if qualnames:
         say(PREFIX, f"python: {interpreter.describe()}")
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)
         with handling(signal.SIGINT, signal.SIG_IGN):  # a second Ctrl-C must not cost the bodies that passed
-            return _finish(args, read, done)
+            return _finish(args, read, done, target)
     finally:
         with contextlib.suppress(KeyboardInterrupt):  # the answer is given: a Ctrl-C now only hurries
             engine.close()
@@ -159,36 +173,65 @@ def _one(engine: Engine, progress: PlainProgress, text: str, qualname: str, path
     return progress.follow(qualname, engine.generate(capsule, from_current_body=True))
 
 
-def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run) -> int:
+def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: previews.Target) -> int:
     path, original = read.target.path, read.source.text
-    diff = "".join(difflib.unified_diff(
-        original.splitlines(keepends=True), done.text.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    diff = _diff(path, original, done.text)
     error = _early_end(done)
     written = False
     if args.write and done.text != original:
-        try:
-            write_source_file(path, SourceFile(done.text, read.source.encoding), read.data)
-            written = True
-            say(PREFIX, f"wrote {path}")
-        except (OSError, FileChangedError) as failure:
-            reason = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
-            not_written = CommandError(f"{path} was not written: {reason}", kind="write",
-                                       code=ExitCode.FAILED)
-            say(PREFIX, not_written.message)
-            error = error or not_written
+        written, not_written = _write(read, done.text)
+        error = error or not_written
     if error is not None and error.kind in ("interrupted", "model", "sandbox"):
         say(PREFIX, _what_was_kept(done, error, written, bool(args.write)))
     passed = all(name in done.outcomes and done.outcomes[name].status == "passed" for name in done.targets)
     code = error.code if error is not None else ExitCode.OK if passed else ExitCode.FAILED
+    results = [_result(done, name) for name in done.targets]
+    if not args.write and error is None and done.targets:
+        previews.keep(target, previews.Preview(done.text, passed, results, time.time()))
     if args.json:
         return print_document("generate", code, error, path=str(path), passed=passed, written=written,
-                              diff=diff, results=[_result(done, name) for name in done.targets])
+                              diff=diff, results=results)
     if not args.write:
         # the model's code is untrusted: on a terminal, its control characters are shown, not obeyed
         sys.stdout.write(terminal_safe(diff) if sys.stdout.isatty() else diff)
         sys.stdout.flush()
     return int(code)
+
+
+def _write_preview(args: argparse.Namespace, read: ReadTarget, preview: previews.Preview) -> int:
+    """`--write` of exactly what an earlier run showed."""
+    path = read.target.path
+    written, error = _write(read, preview.text) if preview.text != read.source.text else (False, None)
+    for result in preview.results:
+        say(PREFIX, f"{result['qualname']}: {result['status']}: {result['message']}")
+    code = error.code if error is not None else ExitCode.OK if preview.passed else ExitCode.FAILED
+    if args.json:
+        return print_document("generate", code, error, path=str(path), passed=preview.passed, written=written,
+                              diff=_diff(path, read.source.text, preview.text), results=preview.results)
+    return int(code)
+
+
+def _diff(path: Path, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def _write(read: ReadTarget, text: str) -> tuple[bool, CommandError | None]:
+    """`text` written over the file, only if it still holds what was read; (written, why not)."""
+    path = read.target.path
+    try:
+        write_source_file(path, SourceFile(text, read.source.encoding), read.data)
+    except (OSError, FileChangedError) as failure:
+        reason = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
+        not_written = CommandError(f"{path} was not written: {reason}", kind="write", code=ExitCode.FAILED)
+        say(PREFIX, not_written.message)
+        return False, not_written
+    say(PREFIX, f"wrote {path}")
+    return True, None
+
+
+def _clock(when: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(when))
 
 
 def _early_end(done: _Run) -> CommandError | None:
