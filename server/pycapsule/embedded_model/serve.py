@@ -35,6 +35,7 @@ HOST = "127.0.0.1"
 CONTEXT_SIZE = 4096
 # Upper bound on generated tokens when a request names none: a runaway reply must end.
 DEFAULT_MAX_TOKENS = 2048
+PROMPT_BATCH = 512
 _RUNNING: list[Any] = []
 """Servers started by `serve_until`, never dropped (see `exit_at_once`)."""
 
@@ -146,6 +147,11 @@ def _params(options: ServerOptions) -> Any:
     params.n_ctx = options.context
     params.n_parallel = options.parallel
     params.n_predict = DEFAULT_MAX_TOKENS
+    # A prompt is read in batches of this many tokens, and a cancelled request (its client gone) stops only
+    # between two: with llama.cpp's 2048 a real-code prompt (~1,500 tokens) went on using the cores for the
+    # ~25 s it took to read after its client left. 512 is the size llama.cpp computes in anyway (n_ubatch),
+    # so answers are unchanged (the same greedy text for a 1,204-token prompt; no measurable cost).
+    params.n_batch = PROMPT_BATCH
     threads = options.threads or default_threads()
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
