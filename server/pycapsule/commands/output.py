@@ -20,7 +20,9 @@ COMMAND_FIELDS: dict[str, dict[str, Any]] = {
     "generate": {"path": None, "passed": False, "written": False, "diff": "", "results": []},
     "check": {"path": None, "backend": None, "passed": False, "status": None, "functions": [],
               "module_error": None, "stdout": "", "stderr": "", "output_truncated": False, "duration": 0.0,
-              "detail": "", "warnings": [], "tests": None},
+              "detail": "", "warnings": [], "tests": None, "paths": [], "files": [],
+              "summary": {"passed": 0, "failed": 0, "not_verified": 0, "stubs": 0, "files": 0,
+                          "files_not_checked": 0}},
     # `pycapsule config --json` (branch issue-15-config): its fields, for when both are merged
     "config": {"path": None, "user_config": None, "user_config_exists": False, "pyproject": None,
                "endpoint": None, "settings": {}, "warnings": []},
