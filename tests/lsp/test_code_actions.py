@@ -102,7 +102,10 @@ async def test_quick_fix_for_a_diagnostic_sent_back_without_its_source(editor: E
     [fix] = [a for a in actions or [] if a.title.startswith("Self-debug")]
     assert fix.title == "Self-debug `double` (doctests failing)"
     someone_else = types.Diagnostic(range=published.range, message="E501", code="E501", source="flake8")
-    assert not await editor.code_actions(uri, bare.range.start.line, [someone_else])
+    [own] = await editor.code_actions(uri, bare.range.start.line, [someone_else])
+    assert own.title == fix.title
+    assert [(d.source, d.message) for d in own.diagnostics] == [("pycapsule", published.message)], (
+        "offered for what the server knows of the function, never for another tool's diagnostic")
 
 
 BROKEN_ELSEWHERE = ADD_STUB + "\n\ndef half(x):\n    return (x /\n"

@@ -8,6 +8,7 @@ import asyncio
 from lsprotocol import types
 
 from tests.lsp.editor import Editor
+from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.sources import ADD_STUB, BROKEN_DOUBLE, NO_DOCTESTS, SYNTAX_ERROR
 from tests.lsp.test_code_actions import line_of
 
@@ -103,3 +104,31 @@ async def test_a_save_during_a_check_stops_it_and_checks_what_was_saved(editor: 
     assert diagnostic.message == "doctest failed: expected 2, got 3"
     [stopped] = await editor.wait_for_log(lambda line: "doctests of slow.py: stopped" in line)
     assert "nothing published" in stopped
+
+
+STUB_ABOVE_A_FAILING_FUNCTION = ADD_STUB.replace("return x * 2", "return x * 3")
+ADD_IN_THREE_LINES = (
+    '```python\ndef add(a, b):\n    """Add two numbers."""\n'
+    "    total = a\n    total += b\n    return total\n```"
+)
+
+
+async def test_diagnostics_move_with_pycapsules_own_edit(editor: Editor, fake: ScriptedModel):
+    """Published again at their new lines right after the edit, without running the doctests again."""
+    fake.queue(ADD_IN_THREE_LINES)
+    uri = editor.open("mod.py", STUB_ABOVE_A_FAILING_FUNCTION)
+    [before] = await editor.diagnostics_for(uri, bool)
+    assert before.range.start.line == line_of(STUB_ABOVE_A_FAILING_FUNCTION, ">>> double(2)")
+    [action] = await editor.code_actions(uri, line_of(STUB_ABOVE_A_FAILING_FUNCTION, "    ...\n"))
+
+    assert (await editor.run(action.command))["status"] == "passed"
+
+    text = editor.text(uri)
+    assert "    total += b\n" in text
+    new_line = line_of(text, ">>> double(2)")
+    assert new_line == before.range.start.line + 2
+    [after] = await editor.diagnostics_for(
+        uri, lambda found: bool(found) and found[0].range.start.line == new_line, timeout=10)
+    assert after.message == before.message == "doctest failed: expected 4, got 6"
+    assert after.range.start.character == before.range.start.character
+    assert len([line for line in editor.logs() if "doctests of mod.py" in line]) == 1, "nothing ran again"

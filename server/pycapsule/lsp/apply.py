@@ -58,6 +58,8 @@ class Applied:
     reason: str = ""
     """Why it was not applied, or may not have been ('the function (lines 3-7) changed while the run was
     going on')."""
+    version: int | None = None
+    """The document version the applied edit was made for (its text follows in the next `didChange`)."""
 
     @property
     def for_history(self) -> str:
@@ -113,14 +115,14 @@ async def apply_outcome(
             )
         if not answer.done() or server.workspace.get_text_document(uri).source == expected:
             _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
-            return Applied("applied", "applied")
+            return Applied("applied", "applied", version=version)
         try:
             response = answer.result()
         except Exception as exc:  # an error reply: nothing was applied
             reason = f"the editor refused the edit ({exc})"
         else:
             if response.applied:
-                return Applied("applied", "applied")
+                return Applied("applied", "applied", version=version)
             reason = response.failure_reason or reason
         if server.workspace.get_text_document(uri).version == version and not await changes.wait(
             uri, _SETTLE_SECONDS

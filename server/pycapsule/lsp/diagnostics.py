@@ -11,13 +11,20 @@ Information diagnostics that say so, with their own code and no quick-fix: self-
 
 `DoctestDiagnostics` owns the checks: those waiting for their debounce, those running (one at a time, on
 its own thread, so checks queue rather than compete for the sandbox), the findings cached per content
-key, and which documents have diagnostics published. It holds an engine only while a check runs. A save
+key, and what is published for each document. It holds an engine only while a check runs. A save
 during a check stops it (its sandbox job is killed, nothing of it is published) and checks again.
+
+What was published is kept per function with the function's text at the check, so it can be moved through
+edits made since without running anything: `known` gives a function's diagnostics at its current lines while
+its text is unchanged (the quick-fix does not depend on the client sending them back: Neovim keeps a
+diagnostic's old line after an edit above it, eglot sends none at the end of a line), and `republish` moves
+them after pycapsule's own edit (the applied function's are dropped: its doctests just passed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -32,8 +39,9 @@ from pycapsule.capsule import Capsule
 from pycapsule.debugging.sandbox_lacks import unrunnable
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.doctest_keys import ModuleKeys
-from pycapsule.lsp.documents import ParsedDocument, parse_text
+from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
 from pycapsule.lsp.engines import Engines
+from pycapsule.lsp.positions import LineIndex
 from pycapsule.lsp.protocol import CANNOT_RUN_CODE, DIAGNOSTIC_CODE, DIAGNOSTIC_SOURCE
 from pycapsule.lsp.status import log
 from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
@@ -100,6 +108,41 @@ def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
     return checked, {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
 
 
+def lines_text(index: LineIndex, first_line: int, end_line: int) -> str:
+    """The text of 1-based lines first_line..end_line (a function's, from its first decorator)."""
+    starts = index.starts
+    start = starts[min(max(first_line - 1, 0), len(starts) - 1)]
+    end = starts[end_line] if end_line < len(starts) else len(index.text)
+    return index.text[start:end]
+
+
+def _moved(diagnostic: types.Diagnostic, lines: int) -> types.Diagnostic:
+    """A copy `lines` lines further down (up when negative), with what it relates to inside the function."""
+    moved = copy.deepcopy(diagnostic)
+    for where in (moved.range, *(info.location.range for info in moved.related_information or ())):
+        where.start.line += lines
+        where.end.line += lines
+    return moved
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What was published about one function, and the function as it was checked."""
+
+    text: str
+    """Its lines, first decorator to last body line: while they are the same, the diagnostics hold."""
+    first_line: int
+    """1-based, where those lines began when the diagnostics were published."""
+    diagnostics: tuple[types.Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class _Published:
+    functions: dict[str, _Shown]
+    module: tuple[tuple[str, types.Diagnostic], ...]
+    """Problems of no function (the module raised), with the text of their line when published."""
+
+
 class _Stopped(Exception):
     """A newer save (or closing the document) stopped a check."""
 
@@ -114,7 +157,8 @@ class DoctestDiagnostics:
         self._checking: dict[str, tuple[asyncio.Task[None], threading.Event]] = {}
         """The running check of each document, and the event that stops it."""
         self._again: set[str] = set()
-        self._published: set[str] = set()
+        self._published: dict[str, _Published] = {}
+        """What each document's last published diagnostics say, per function (see `known`)."""
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
 
     def schedule(self, uri: str) -> None:
@@ -152,11 +196,49 @@ class DoctestDiagnostics:
         self.clear(uri)
 
     def clear(self, uri: str) -> None:
-        if uri in self._published:
-            self._published.discard(uri)
+        if self._published.pop(uri, None) is not None:
             self._server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
+
+    def known(self, document: ParsedDocument, function: CapsuleOutline) -> list[types.Diagnostic]:
+        """The published diagnostics of `function` at its lines in `document`; none when it has none, or when
+        its text changed since they were published (they no longer say anything about it). Cheap: one slice
+        of the document compared, for a code action on every cursor move."""
+        published = self._published.get(document.uri)
+        shown = published.functions.get(function.qualname) if published is not None else None
+        if shown is None or lines_text(document.index, function.first_line, function.end_line) != shown.text:
+            return []
+        lines = function.first_line - shown.first_line
+        return [_moved(diagnostic, lines) if lines else diagnostic for diagnostic in shown.diagnostics]
+
+    async def republish(self, uri: str) -> None:
+        """After pycapsule's own edit: the published diagnostics moved to where their functions are now,
+        without running anything; a function whose text changed (the one just applied) loses its own."""
+        published = self._published.get(uri)
+        if published is None or uri not in self._server.workspace.text_documents:
+            return
+        source = self._server.workspace.get_text_document(uri)
+        codec = self._server.workspace.position_codec
+        # Parsed off the event loop (not on the checks' thread, which may be busy with a long check).
+        document = await asyncio.get_running_loop().run_in_executor(
+            None, parse_text, uri, source.version, source.source, codec
+        )
+        if self._published.get(uri) is not published or document.syntax_error is not None:
+            return  # a check published meanwhile, or there is nothing to place the diagnostics in
+        functions = {}
+        for outline in document.outline:
+            diagnostics = self.known(document, outline)
+            if diagnostics:
+                shown = published.functions[outline.qualname]
+                functions[outline.qualname] = _Shown(shown.text, outline.first_line, tuple(diagnostics))
+        module = tuple(
+            (line, diagnostic) for line, diagnostic in published.module
+            if document.index.line_text(diagnostic.range.start.line) == line
+        )
+        diagnostics = [d for shown in functions.values() for d in shown.diagnostics]
+        diagnostics.extend(diagnostic for _, diagnostic in module)
+        self._publish(document, diagnostics, _Published(functions, module))
 
     def shutdown(self) -> None:
         for handle in self._pending.values():
@@ -208,7 +290,7 @@ class DoctestDiagnostics:
             else:
                 findings = self._results.get(key_of[capsule.qualname], ())
             diagnostics.extend(self._diagnostic(document, capsule, finding) for finding in findings)
-        self._publish(document, diagnostics)
+        self._publish(document, diagnostics, _published(document, checked, diagnostics))
         ran, cached = len(missing), len(checked) - len(missing)
         name = document.path.name if document.path else document.uri
         log(
@@ -298,7 +380,9 @@ class DoctestDiagnostics:
             data=data or None,
         )
 
-    def _publish(self, document: ParsedDocument, diagnostics: list[types.Diagnostic]) -> None:
+    def _publish(
+        self, document: ParsedDocument, diagnostics: list[types.Diagnostic], published: _Published
+    ) -> None:
         if not diagnostics and document.uri not in self._published:
             return
         self._server.text_document_publish_diagnostics(
@@ -307,6 +391,31 @@ class DoctestDiagnostics:
             )
         )
         if diagnostics:
-            self._published.add(document.uri)
+            self._published[document.uri] = published
         else:
-            self._published.discard(document.uri)
+            self._published.pop(document.uri, None)
+
+
+def _published(
+    document: ParsedDocument, checked: list[Capsule], diagnostics: list[types.Diagnostic]
+) -> _Published:
+    """The diagnostics of one check, by function (with the function's text then) and for the module."""
+    by_name = {capsule.qualname: capsule for capsule in checked}
+    grouped: dict[str, list[types.Diagnostic]] = {}
+    module = []
+    for diagnostic in diagnostics:
+        data = diagnostic.data
+        qualname = data.get("qualname") if isinstance(data, dict) else None
+        if qualname in by_name:
+            grouped.setdefault(qualname, []).append(diagnostic)
+        else:
+            module.append((document.index.line_text(diagnostic.range.start.line), diagnostic))
+    functions = {
+        name: _Shown(
+            lines_text(document.index, by_name[name].def_line, by_name[name].end_line),
+            by_name[name].def_line,
+            tuple(found),
+        )
+        for name, found in grouped.items()
+    }
+    return _Published(functions, tuple(module))

@@ -38,6 +38,7 @@ from pycapsule.lsp.apply import apply_outcome
 from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
+from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import ParsedDocument
 from pycapsule.lsp.engines import Engines
 from pycapsule.lsp.progress import RunProgress
@@ -47,6 +48,8 @@ from pycapsule.lsp.status import State, log, send_status, show
 Mode = Literal["generate", "fix"]
 _STREAM_REPORT_SECONDS = 0.5
 """While the model streams, the progress says how much has come at most this often."""
+_EDIT_TEXT_SECONDS = 5.0
+"""How long after an applied edit its text may take to arrive before the diagnostics are no longer moved."""
 
 
 _STOP = object()
@@ -93,12 +96,14 @@ class Runs:
         engines: Engines,
         attempts: Attempts,
         changes: ChangeSignal,
+        diagnostics: DoctestDiagnostics,
     ) -> None:
         self._server = server
         self._configuration = configuration
         self._engines = engines
         self._attempts = attempts
         self._changes = changes
+        self._diagnostics = diagnostics
         self._runs: dict[tuple[str, str], Run] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pycapsule-run")
@@ -141,9 +146,7 @@ class Runs:
             return {"status": "busy", "message": message}
         run = Run(document.uri, capsule.qualname, capsule.name, mode)
         self._runs[key] = run
-        task = asyncio.ensure_future(self._run(run, document, capsule))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background(self._run(run, document, capsule))
         return {"status": "started", "runId": run.id, "message": run_title(mode, capsule.name)}
 
     async def _run(self, run: Run, document: ParsedDocument, capsule: Capsule) -> dict[str, Any]:
@@ -246,8 +249,27 @@ class Runs:
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
             return self._finish(run, progress, status, applied.message, outcome.attempts)
+        if applied is not None:
+            self._background(self._republish_after(run.uri, applied.version))
         summary = event_text.run_summary(run.name, outcome)
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
+
+    def _background(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _republish_after(self, uri: str, version: int | None) -> None:
+        """Once the editor reports the applied text, the file's diagnostics move with it (Neovim keeps a
+        diagnostic's old line until it is published again)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _EDIT_TEXT_SECONDS
+        while uri in self._server.workspace.text_documents and (
+            self._server.workspace.get_text_document(uri).version == version
+        ):
+            if not await self._changes.wait(uri, deadline - loop.time()):
+                return
+        await self._diagnostics.republish(uri)
 
     def _report(self, run: Run, progress: RunProgress, attempt: int, max_attempts: int, what: str) -> None:
         total = max(max_attempts, attempt, 1)

@@ -55,14 +55,15 @@ class Services:
         attempts = Attempts()
         engines = Engines(configuration, attempts)
         changes = ChangeSignal()
+        diagnostics = DoctestDiagnostics(server, configuration, engines)
         return cls(
             server=server,
             documents=Documents(server),
             configuration=configuration,
             engines=engines,
             attempts=attempts,
-            runs=Runs(server, configuration, engines, attempts, changes),
-            diagnostics=DoctestDiagnostics(server, configuration, engines),
+            runs=Runs(server, configuration, engines, attempts, changes, diagnostics),
+            diagnostics=diagnostics,
             changes=changes,
         )
 

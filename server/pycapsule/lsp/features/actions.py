@@ -3,7 +3,10 @@ each carries only a command reference, and the work starts when the user picks o
 
 - A stub offers "Generate & self-debug" (refactor.rewrite); a function whose doctests fail offers
   "Self-debug" (quickfix) for our diagnostics, also when the client sends them back without their
-  `source` (ALE keeps only range, code and message).
+  `source` (ALE keeps only range, code and message), and anywhere in a function the last check found
+  failing when the client sends none (the server's own knowledge, moved through the edits made since,
+  while the function's text is unchanged: diagnostics.py `known`), as Neovim after an edit above the
+  function and eglot at the end of a line do.
 - While a run works on the function under the cursor, it offers "Cancel ..." instead, in the kind of
   the run, so clients without a progress UI can stop it.
 - A syntax error elsewhere in the file does not hide the actions (the function's own text is
@@ -18,6 +21,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
 from pycapsule.lsp.protocol import (
     CANNOT_RUN_CODE,
@@ -52,7 +56,7 @@ def register(server: LanguageServer, services: Services) -> None:
         tags = _tags(code_action)
         actions = [
             *_generate_actions(services.runs, document, params, tags),
-            *_fix_actions(services.runs, document, params, tags),
+            *_fix_actions(services.runs, services.diagnostics, document, params, tags),
         ]
         only = params.context.only
         if only:
@@ -124,13 +128,22 @@ def is_ours(diagnostic: types.Diagnostic) -> bool:
 
 
 def _fix_actions(
-    runs: Runs, document: ParsedDocument, params: types.CodeActionParams, tags: _Tags
+    runs: Runs,
+    checks: DoctestDiagnostics,
+    document: ParsedDocument,
+    params: types.CodeActionParams,
+    tags: _Tags,
 ) -> list[types.CodeAction]:
     by_function: dict[str, list[types.Diagnostic]] = {}
     for diagnostic in filter(is_ours, params.context.diagnostics):
         capsule = _diagnosed_capsule(document, diagnostic)
         if capsule is not None and not capsule.is_stub:
             by_function.setdefault(capsule.qualname, []).append(diagnostic)
+    for capsule in _around(document, params.range.start.line):
+        if capsule.qualname not in by_function and not capsule.is_stub:
+            known = [diagnostic for diagnostic in checks.known(document, capsule) if is_ours(diagnostic)]
+            if known:
+                by_function[capsule.qualname] = known
     actions = []
     for qualname, diagnostics in by_function.items():
         capsule = document.outline_of(qualname)
@@ -151,6 +164,13 @@ def _fix_actions(
             )
         )
     return actions
+
+
+def _around(document: ParsedDocument, line0: int) -> list[CapsuleOutline]:
+    """The functions whose lines hold the 0-based line, innermost first."""
+    line = line0 + 1
+    inside = [f for f in document.outline if f.first_line <= line <= f.end_line]
+    return sorted(inside, key=lambda f: f.first_line, reverse=True)
 
 
 def _diagnosed_capsule(document: ParsedDocument, diagnostic: types.Diagnostic) -> CapsuleOutline | None:
