@@ -73,6 +73,21 @@ class AttemptFinished:
 
 
 @dataclass(frozen=True)
+class Closest:
+    """When a run gives up: the try that came nearest (fewest examples failing, then fewest of the project's
+    tests), kept so the user can see it and take it."""
+
+    attempt: int
+    code: str
+    """The model's code for the function, as spliced into `new_source`."""
+    new_source: str
+    failing: str
+    """What still fails, in one line (the attempt's headline)."""
+    near: bool = False
+    """One example, or one of the project's tests, short of passing."""
+
+
+@dataclass(frozen=True)
 class Outcome:
     status: Status
     message: str
@@ -100,6 +115,8 @@ class Outcome:
     verification: str = ""
     """What the history says verified that body ('verified by 3 examples + 12 tests (...)', 'only weakly
     verified by ...', 'not verified: why'): `AttemptRecord.verified`."""
+    closest: Closest | None = None
+    """Set when the run gave up after trying bodies: the nearest of them (never applied by itself)."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from pycapsule.event_text import repeated as repeated_text
 from pycapsule.events import (
     AttemptFinished,
     AttemptStarted,
+    Closest,
     Event,
     Finished,
     Mode,
@@ -119,6 +120,16 @@ class _Attempt:
     """Failed only the examples' iterator version: its examples as written pass."""
     tests: TestsRun | None = None
     """The project's tests, when they ran (only after the examples pass)."""
+
+
+def _distance(result: _Attempt) -> tuple[float, float] | None:
+    """How far a failed try is from passing: (examples failing, project tests failing); None when its run
+    did not say (it crashed, timed out, or its answer was no code)."""
+    if result.tests is not None and result.tests.problem is None:
+        return 0, result.tests.failed
+    if result.failed_examples is not None:
+        return result.failed_examples, float("inf")
+    return None
 
 
 def self_debug(
@@ -220,6 +231,8 @@ class _Run:
         self.warnings: list[str] = []
         self.warned = 0
         self.seed_base = self._attempts_before()
+        self.closest: tuple[tuple[float, float, int], Closest] | None = None
+        """The nearest try so far by `_distance`, for a run that gives up."""
         self.tried: dict[str, tuple[int, _Attempt]] = {}
         """Code this run has run and would get the same verdict again, by `code_key`: the attempt that ran
         it and its result."""
@@ -295,13 +308,25 @@ class _Run:
                     failures.append(result.headline)
             if result.examples_passed and self.list_only is None:
                 self.list_only = (attempt, result)
+            self._consider(attempt, result)
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         if self.list_only is not None:
             yield self._success(self.list_only[1], self.list_only[0])
             return
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
-                                      f"{final.headline if final else 'no attempt was made'}")
+                                      f"{final.headline if final else 'no attempt was made'}",
+                           closest=self.closest[1] if self.closest else None)
+
+    def _consider(self, attempt: int, result: _Attempt) -> None:
+        """Keep `result` as the nearest try when it is nearer than the one kept (a later one wins a tie)."""
+        distance = _distance(result)
+        if distance is None or result.new_source is None or result.repeated is not None:
+            return
+        key = (*distance, -attempt)
+        if self.closest is None or key < self.closest[0]:
+            near = distance[0] == 1 or (distance[0] == 0 and distance[1] <= 1)
+            self.closest = (key, Closest(attempt, result.code, result.new_source, result.headline, near))
 
     def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
              ) -> Generator[Event, None, Reply]:
@@ -493,14 +518,15 @@ class _Run:
 
     def _finish(self, status: Status, message: str, new_source: str | None = None,
                 edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None,
-                verified_by: str = "", result_attempt: int | None = None, verification: str = "") -> Finished:
+                verified_by: str = "", result_attempt: int | None = None, verification: str = "",
+                closest: Closest | None = None) -> Finished:
         """The run's outcome; what verified its result (if any) is told on that attempt's history row."""
         if result_attempt is not None and verification:
             self._conclude(result_attempt, verification)
         return Finished(Outcome(status, message, new_source, edits, self.attempts, self.capsule.qualname,
                                 self.usage, time.monotonic() - self.started, unavailable,
                                 verified_by=verified_by, run_id=self.run_id, result_attempt=result_attempt,
-                                verification=verification))
+                                verification=verification, closest=closest))
 
     def _attempt_finished(self, attempt: int, mode: Mode, result: _Attempt, usage: Usage, model: str,
                           began: float, model_seconds: float) -> AttemptFinished:

@@ -45,6 +45,7 @@ from pycapsule.commands.output import CommandError, UsageError, print_document, 
 from pycapsule.commands.progress import PlainProgress, outcome_line, progress_for
 from pycapsule.commands.targets import ReadTarget, read_target
 from pycapsule.config import load_settings, project_root
+from pycapsule.debugging.signature import SignatureMismatch, splice
 from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.engine import Engine
 from pycapsule.events import Outcome
@@ -61,6 +62,9 @@ def register(commands: Subcommands) -> None:
     generate = commands.add_parser("generate", help=SUMMARIES["generate"])
     add_target(generate)
     generate.add_argument("--write", action="store_true", help="apply the change instead of printing a diff")
+    generate.add_argument("--write-closest", action="store_true",
+                          help="like --write, and for a function that gives up write its closest try "
+                               "(still failing: the exit code says so)")
     generate.add_argument("--max-attempts", type=setting("max_attempts"), metavar="N",
                           help="attempts per function (default: the max_attempts setting, 3)")
     add_model(generate)
@@ -72,6 +76,7 @@ def register(commands: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _quiet_logging()
+    args.write = args.write or args.write_closest
     try:
         read = read_target(args.target, "generate")
         qualnames = _qualnames(read)
@@ -110,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)
+        done.embedded = loaded.settings.uses_embedded_model
         with handling(signal.SIGINT, signal.SIG_IGN):  # a second Ctrl-C must not cost the bodies that passed
             return _finish(args, read, done, target)
     finally:
@@ -129,6 +135,8 @@ class _Run:
     attempts_when_interrupted: int = 0
     stopped: Outcome | None = None
     """The outcome that showed the model or the sandbox cannot be used."""
+    embedded: bool = False
+    """The embedded local model answered (a stronger one is then the hint for a function that gives up)."""
 
 
 def _qualnames(read: ReadTarget) -> list[str]:
@@ -175,19 +183,23 @@ def _one(engine: Engine, progress: PlainProgress, text: str, qualname: str, path
 
 def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: previews.Target) -> int:
     path, original = read.target.path, read.source.text
-    diff = _diff(path, original, done.text)
+    closest = _with_closest(done, path)
+    result_text = closest if args.write_closest else done.text
+    diff = _diff(path, original, result_text)
     error = _early_end(done)
     written = False
-    if args.write and done.text != original:
-        written, not_written = _write(read, done.text)
+    if args.write and result_text != original:
+        written, not_written = _write(read, result_text)
         error = error or not_written
     if error is not None and error.kind in ("interrupted", "model", "sandbox"):
         say(PREFIX, _what_was_kept(done, error, written, bool(args.write)))
     passed = all(name in done.outcomes and done.outcomes[name].status == "passed" for name in done.targets)
     code = error.code if error is not None else ExitCode.OK if passed else ExitCode.FAILED
-    results = [_result(done, name) for name in done.targets]
+    results = [_result(done, name, path) for name in done.targets]
+    if not args.json:
+        _tell_closest(done, path, bool(args.write_closest))
     if not args.write and error is None and done.targets:
-        previews.keep(target, previews.Preview(done.text, passed, results, time.time()))
+        previews.keep(target, previews.Preview(done.text, passed, results, time.time(), closest_text=closest))
     if args.json:
         return print_document("generate", code, error, path=str(path), passed=passed, written=written,
                               diff=diff, results=results)
@@ -198,16 +210,60 @@ def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: prev
     return int(code)
 
 
+def _with_closest(done: _Run, path: Path, only: str | None = None) -> str:
+    """The run's text with, for each function that gave up (or only `only`), its closest try as its body."""
+    text = done.text
+    for name in [only] if only else done.targets:
+        outcome = done.outcomes.get(name)
+        if outcome is None or outcome.status != "gave_up" or outcome.closest is None:
+            continue
+        try:
+            text = splice(capsule_by_qualname(text, name, path), outcome.closest.code).new_source
+        except (CapsuleError, SignatureMismatch):
+            continue
+    return text
+
+
+def _tell_closest(done: _Run, path: Path, written: bool) -> None:
+    """For each function that gave up: its closest try as a diff marked failing, and the one next step."""
+    for name in done.targets:
+        outcome = done.outcomes.get(name)
+        if outcome is None or outcome.status != "gave_up" or outcome.closest is None:
+            continue
+        closest = outcome.closest
+        where = "written (--write-closest)" if written else "not written; --write-closest writes it"
+        say(PREFIX, f"{name}: the closest try was attempt {closest.attempt}, still failing: "
+                    f"{closest.failing}; {where}")
+        diff = _diff(path, done.text, _with_closest(done, path, only=name))
+        if diff:
+            shown = "".join(f"  {line}" for line in diff.splitlines(keepends=True))
+            sys.stderr.write(terminal_safe(shown) if sys.stderr.isatty() else shown)
+        say(PREFIX, f"{name}: next: {_hint(outcome, done.embedded)}")
+
+
+def _hint(outcome: Outcome, embedded: bool) -> str:
+    """The one step most likely to help a function that gave up."""
+    closest = outcome.closest
+    if closest is not None and closest.near:
+        more = max(2 * outcome.attempts, 4)
+        return f"it came within one failure; `--max-attempts {more}` gives the model more tries"
+    if embedded:
+        return ("the embedded model is small: a stronger one (OPENAI_BASE_URL and --model, any "
+                "OpenAI-compatible endpoint) solves more functions like this")
+    return "an example in the docstring that pins the failing case is what helps the model most"
+
+
 def _write_preview(args: argparse.Namespace, read: ReadTarget, preview: previews.Preview) -> int:
     """`--write` of exactly what an earlier run showed."""
     path = read.target.path
-    written, error = _write(read, preview.text) if preview.text != read.source.text else (False, None)
+    text = preview.closest_text if args.write_closest and preview.closest_text else preview.text
+    written, error = _write(read, text) if text != read.source.text else (False, None)
     for result in preview.results:
         say(PREFIX, f"{result['qualname']}: {result['status']}: {result['message']}")
     code = error.code if error is not None else ExitCode.OK if preview.passed else ExitCode.FAILED
     if args.json:
         return print_document("generate", code, error, path=str(path), passed=preview.passed, written=written,
-                              diff=_diff(path, read.source.text, preview.text), results=preview.results)
+                              diff=_diff(path, read.source.text, text), results=preview.results)
     return int(code)
 
 
@@ -256,7 +312,7 @@ def _what_was_kept(done: _Run, error: CommandError, written: bool, write: bool) 
     return why
 
 
-def _result(done: _Run, qualname: str) -> dict[str, Any]:
+def _result(done: _Run, qualname: str, path: Path) -> dict[str, Any]:
     """One target in the JSON document; a target the run did not finish is "cancelled" (under way when
     interrupted) or "not_run"."""
     outcome = done.outcomes.get(qualname)
@@ -266,6 +322,9 @@ def _result(done: _Run, qualname: str) -> dict[str, Any]:
             "attempts": outcome.attempts, "prompt_tokens": outcome.usage.prompt_tokens,
             "completion_tokens": outcome.usage.completion_tokens, "seconds": round(outcome.seconds, 3),
             "changed": outcome.new_source is not None, "verified_by": outcome.verified_by,
+            "closest": None if outcome.closest is None else {
+                "attempt": outcome.closest.attempt, "failing": outcome.closest.failing,
+                "diff": _diff(path, done.text, _with_closest(done, path, only=qualname))},
         }
     why = "interrupted" if done.interrupted is not None else \
         f"the {done.stopped.unavailable if done.stopped else 'model'} cannot be used"
@@ -274,7 +333,7 @@ def _result(done: _Run, qualname: str) -> dict[str, Any]:
         "qualname": qualname, "status": "cancelled" if under_way else "not_run",
         "message": f"{qualname}: {why}" if under_way else f"{qualname}: not run: {why}",
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "seconds": 0.0, "changed": False, "verified_by": "",
+        "completion_tokens": 0, "seconds": 0.0, "changed": False, "verified_by": "", "closest": None,
     }
 
 

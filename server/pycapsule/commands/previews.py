@@ -32,6 +32,8 @@ class Preview:
     results: list[dict[str, Any]]
     """The run's results as `generate --json` gives them."""
     created: float
+    closest_text: str | None = None
+    """`text` with the closest try of each function that gave up in place (what --write-closest writes)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,9 @@ def take(target: Target) -> Preview | None:
     try:
         data = json.loads(path.read_bytes())
         path.unlink()
-        return Preview(str(data["text"]), bool(data["passed"]), list(data["results"]), float(data["created"]))
+        closest = data.get("closest_text")
+        return Preview(str(data["text"]), bool(data["passed"]), list(data["results"]), float(data["created"]),
+                       str(closest) if closest is not None else None)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
