@@ -75,7 +75,7 @@ def test_files(root: Path) -> Iterator[Path]:
         if not start.resolve().is_relative_to(root.resolve()):
             continue
         for folder, dirs, files in os.walk(start):
-            dirs[:] = sorted(d for d in dirs if not _never_entered(Path(folder) / d))
+            dirs[:] = sorted(d for d in dirs if not never_entered(Path(folder) / d))
             for name in sorted(files):
                 if any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
                     seen += 1
@@ -84,7 +84,7 @@ def test_files(root: Path) -> Iterator[Path]:
                     yield Path(folder) / name
 
 
-def _never_entered(folder: Path) -> bool:
+def never_entered(folder: Path) -> bool:
     return any(fnmatch.fnmatch(folder.name, pattern) for pattern in NEVER_ENTERED) \
         or (folder / "pyvenv.cfg").is_file()
 

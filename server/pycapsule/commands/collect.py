@@ -20,7 +20,7 @@ from pathlib import Path
 from pycapsule.commands.output import UsageError
 from pycapsule.commands.targets import parse_target
 from pycapsule.config import project_root
-from pycapsule.project_tests import _never_entered as never_entered
+from pycapsule.project_tests import never_entered
 
 SKIPPED_FILES = frozenset({"setup.py", "__main__.py"})
 """Files a folder's walk leaves out: importing them runs a build or a program."""
