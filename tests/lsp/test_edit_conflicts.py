@@ -137,6 +137,102 @@ async def test_an_edit_refused_with_an_error_is_rebased_once_the_editor_reports_
     assert "import math  # typed\n" in text and "    return a + b\n" in text
 
 
+class TypingLikeEglot:
+    """A user who types on through the end of a run, in an editor that reports typing late, as eglot does: its
+    buffer is always one keystroke ahead of the text the server knows (a keystroke every 0.3 s is reported
+    with the next one, the last after 0.5 s of quiet), and it refuses an edit made for an older version with
+    an error. Typing starts when the result arrives and goes on for `seconds`; `line` is where it types;
+    `then` is typed last (reported on its own, before the rest)."""
+
+    def __init__(
+        self, editor: Editor, uri: str, line: str, seconds: float, then: tuple[str, str] | None = None
+    ) -> None:
+        self.editor, self.uri, self.line, self.seconds, self.then = editor, uri, line, seconds, then
+        self.typed = ""
+        self.reported = line
+        self.refused: list[int] = []
+        self.typing: asyncio.Task | None = None
+
+    def keystroke(self) -> None:
+        self.typed += "x"
+
+    def report(self) -> None:
+        now = f"{self.line}  # {self.typed}" if self.typed else self.line
+        if now != self.reported:
+            self.editor.replace(self.uri, self.reported + "\n", now + "\n")
+            self.reported = now
+
+    @property
+    def ahead(self) -> bool:
+        return f"{self.line}  # {self.typed}" != self.reported
+
+    async def type_on(self) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.seconds
+        while loop.time() < end:
+            await asyncio.sleep(0.3)
+            self.report()
+            self.keystroke()
+        await asyncio.sleep(0.5)
+        if self.then is not None:
+            self.editor.replace(self.uri, *self.then)
+        self.report()
+
+    async def on_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if self.typing is None:
+            self.keystroke()  # the user is typing as the result arrives
+            self.typing = asyncio.create_task(self.type_on())
+        if self.ahead:
+            [change] = params.edit.document_changes
+            sent = change.text_document.version
+            self.refused.append(sent)
+            raise JsonRpcInternalError(
+                message=f"Edits on `mod.py' require version {sent}, you have {sent + 1}")
+        return self.editor.apply_edit(params)
+
+
+async def test_a_result_follows_the_text_while_the_user_types_on_elsewhere(
+        editor: Editor, fake: ScriptedModel):
+    """Longer than the 2 s the server once waited for newer text, and more than the 3 times it once offered
+    the edit: it is offered again on each newer text until the editor takes it."""
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    user = TypingLikeEglot(editor, uri, "import math", seconds=3.5)
+    editor.on_edit = user.on_edit
+    [action] = await editor.code_actions(uri, STUB_LINE)
+
+    result = await editor.run(action.command, timeout=60)
+
+    assert result["status"] == "passed", result
+    assert len(user.refused) > 3 and user.refused == sorted(user.refused), "each on a newer version"
+    assert len(user.typed) >= 10
+    text = editor.text(uri)
+    assert text.startswith(f"import math  # {user.typed}\n"), "all the typing is kept"
+    assert "    return a + b\n" in text
+    assert editor.applied[-1].edit.document_changes[0].text_document.version == editor.versions[uri] - 1, (
+        "the edit that was applied was made for the newest text")
+
+
+async def test_a_result_followed_through_typing_is_refused_once_the_function_itself_changes(
+        editor: Editor, fake: ScriptedModel):
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    mine = ("    ...\n", "    ...  # my own attempt\n")
+    user = TypingLikeEglot(editor, uri, "import math", seconds=3, then=mine)
+    editor.on_edit = user.on_edit
+    [action] = await editor.code_actions(uri, STUB_LINE)
+
+    result = await editor.run(action.command, timeout=60)
+
+    assert result["status"] == "refused", result
+    assert "the function (lines 4-12) changed while the run was going on" in result["message"], result
+    assert "Your text is untouched" in result["message"]
+    assert len(user.refused) > 3
+    await user.typing
+    typed = ADD_STUB.replace(*mine).replace("import math\n", f"import math  # {user.typed}\n")
+    assert editor.text(uri) == typed, "everything the user typed, nothing else"
+
+
 async def test_an_edit_applied_without_an_answer_counts_as_applied(editor: Editor, fake: ScriptedModel):
     """ALE applies the edit and never answers: its didChange is the answer."""
     fake.queue(ADD_RIGHT)

@@ -6,9 +6,13 @@ function itself the result is refused and their text stays as it is. The editor 
 an edit whose version is stale, so a keystroke between our check and its arrival is safe too.
 
 Editors are not trusted to answer as the protocol says:
-- a refusal, whether `applied: false` or an error reply (eglot answers a stale version with an
-  error), is rebased and sent again once the editor reports its newer text, which some editors
-  send only after a pause (eglot: 0.5 s);
+- a refusal, whether `applied: false` or an error reply (eglot answers a stale version with an error),
+  is rebased onto the editor's newest text and sent again, each time the editor reports newer text, for
+  as long as the user keeps typing elsewhere (at most `_FOLLOW_SECONDS` after the first refusal, and
+  `_OFFERS` times). An editor may report its text only when the user pauses (eglot: after 0.5 s idle, so
+  never while the user types on): after a refusal that names a version (eglot's "require version 3, you
+  have 5") the server waits for that text as long; after another it waits `_SETTLE_SECONDS`, then believes
+  the refusal. If the user changed the function itself meanwhile, nothing is applied and the message says so;
 - an editor that applies the edit without answering (Vim's ALE, which also declares it cannot
   apply edits) is seen through its `didChange`; one that neither answers nor changes the text
   within `applyEditTimeout` seconds ends the run as "unconfirmed", with a message, not a hang.
@@ -42,10 +46,13 @@ from pycapsule.lsp.rebase import Conflict, MovedEdit, OffsetEdit, rebase
 from pycapsule.lsp.settings import EditorOptions
 from pycapsule.lsp.status import log
 
-_TRIES = 3
-"""A refused edit (the user typed while it was in flight) is rebased and offered again this often."""
+_FOLLOW_SECONDS = 60.0
+"""After the editor first refuses the edit, how long it may follow the editor's newer text at most."""
+_OFFERS = 100
+"""How often one result is offered at most (each time on newer text)."""
 _SETTLE_SECONDS = 2.0
-"""After a refusal with no newer text known, how long to wait for the editor to report its text."""
+"""After a refusal that names no version, and no newer text known, how long to wait for the editor to report
+its text (editors that answer so report it at once) before the refusal counts."""
 _PREVIEW_SECONDS = 600.0
 """How long a user may look at the diff preview before the run ends as unconfirmed."""
 
@@ -80,14 +87,16 @@ async def apply_outcome(
     """Never changes text the user typed during the run."""
     options = options or EditorOptions()
     uri = started_from.uri
-    reason = "the editor did not apply the edit"
     preview = options.diff_preview and _supports_annotations(server)
     wait_seconds = options.apply_edit_timeout
     if preview:
         wait_seconds = max(wait_seconds, _PREVIEW_SECONDS)
     if not _declares_apply_edit(server):
         log(server, "the editor says it cannot apply edits; sending the edit anyway (many apply it)")
-    for _ in range(_TRIES):
+    loop = asyncio.get_running_loop()
+    first_refusal: float | None = None
+    offers = 0
+    while True:
         document = server.workspace.get_text_document(uri)
         current_text, version = document.source, document.version
         try:
@@ -105,6 +114,7 @@ async def apply_outcome(
             label=f"pycapsule: generate `{capsule.name}`",
         )
         answer = asyncio.ensure_future(server.workspace_apply_edit_async(params))
+        offers += 1
         if not await _answered_or_applied(server, changes, uri, answer, expected, wait_seconds):
             _let_go(answer)
             silent = f"the editor did not answer the edit within {wait_seconds:g} s"
@@ -123,11 +133,20 @@ async def apply_outcome(
         else:
             if response.applied:
                 return Applied("applied", "applied", version=version)
-            reason = response.failure_reason or reason
-        if server.workspace.get_text_document(uri).version == version and not await changes.wait(
-            uri, _SETTLE_SECONDS
-        ):
-            break  # refused, and the editor reports no newer text: do not insist
+            reason = response.failure_reason or "the editor did not apply the edit"
+        now = loop.time()
+        first_refusal = first_refusal if first_refusal is not None else now
+        following = now - first_refusal
+        if offers >= _OFFERS or following >= _FOLLOW_SECONDS:
+            reason = f"{reason} (offered {offers} times, each on the newest text, for {following:.0f} s)"
+            break
+        if server.workspace.get_text_document(uri).version == version:
+            # No newer text known yet. An editor that refused a stale version may report the user's typing
+            # only once the user pauses (eglot): wait for it as long as the result may follow the text.
+            newer_exists = "version" in reason.lower()
+            remaining = _FOLLOW_SECONDS - following
+            if not await changes.wait(uri, remaining if newer_exists else min(_SETTLE_SECONDS, remaining)):
+                break  # refused, and the editor reports no newer text: do not insist
     return Applied("refused", f"`{capsule.name}` was not changed: {reason}.", reason)
 
 
