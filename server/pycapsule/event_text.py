@@ -40,8 +40,10 @@ def result(event: AttemptFinished) -> str:
 
 
 def repeated(attempt: int) -> str:
-    """An answer whose code attempt `attempt` already tried (0: the current body, in fix mode)."""
-    earlier = "the current body" if attempt == 0 else f"attempt {attempt}"
+    """An answer whose code attempt `attempt` already tried (0: the current body, in fix mode; below 0: an
+    earlier run of the same function)."""
+    earlier = ("the current body" if attempt == 0 else "a body an earlier run tried" if attempt < 0
+               else f"attempt {attempt}")
     return f"repeated {earlier} (not run again)"
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from pycapsule.capsule import Capsule, CapsuleError, capsule_by_qualname
 from pycapsule.config import Settings, project_root
 from pycapsule.debugging.change_size import change_size
-from pycapsule.debugging.errors import headline
+from pycapsule.debugging.errors import headline, shorten
 from pycapsule.debugging.example_calls import strip_example_calls
 from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.iterator_examples import iterator_examples
@@ -120,6 +120,11 @@ class _Attempt:
     """Failed only the examples' iterator version: its examples as written pass."""
     tests: TestsRun | None = None
     """The project's tests, when they ran (only after the examples pass)."""
+
+
+EARLIER_RUNS_READ = 20
+"""History rows of a function read when a new run of it starts."""
+EARLIER_FAILURE_CHARS = 200
 
 
 def _distance(result: _Attempt) -> tuple[float, float] | None:
@@ -260,6 +265,8 @@ class _Run:
                 return
             self.original, self.original_body = last, start_body
             failures.append(last.headline)
+        else:
+            failures.extend(self._learn_from_earlier_runs())
         for attempt in range(1, settings.max_attempts + 1):
             if self.cancel.is_set():
                 raise Cancelled()
@@ -539,6 +546,31 @@ class _Run:
         return AttemptFinished(attempt, passed, result.headline, condensed, result.code, usage,
                                seconds, result.verdict, model_seconds, result.failed_examples,
                                result.condensed if result.shown is None else result.shown, result.repeated)
+
+    def _learn_from_earlier_runs(self) -> list[str]:
+        """What earlier runs of this function found, newest last: how their bodies failed (the first request
+        names it), and those bodies marked tried, so an answer repeating one is not run again as new."""
+        if self.history is None or self.capsule.path is None:
+            return []
+        try:
+            records = self.history.attempts(self.capsule.path, self.capsule.qualname, limit=EARLIER_RUNS_READ)
+        except sqlite3.Error as error:
+            log.warning("pycapsule: could not read the history in %s: %s", self.history.path, error)
+            return []
+        failures: list[str] = []
+        for record in records:
+            if record.verdict in ("passed", "not_verified") or not record.code or record.mode == "check":
+                continue
+            try:
+                source = splice(self.capsule, record.code).new_source
+            except (SignatureMismatch, CapsuleError):
+                continue
+            failure = shorten(" ".join(record.condensed.split()), EARLIER_FAILURE_CHARS)
+            self.tried.setdefault(code_key(source), (-1, _Attempt(record.code, record.verdict, failure,
+                                                                  record.condensed, source)))
+            if failure and failure not in failures:
+                failures.insert(0, failure)
+        return failures[-(self.settings.history_window + 1):]
 
     def _attempts_before(self) -> int:
         if self.history is None or self.capsule.path is None:  # no file (a bench task): nothing to go on from

@@ -71,3 +71,20 @@ def test_write_closest_after_a_preview_asks_no_model(tmp_path: Path, project: Pa
     assert len(fake.chat_requests) == 2 and "no model is asked" in stderr
     assert (code, report["written"]) == (1, True)
     assert "return 3 if a == 1 else 5" in module.read_text()
+
+
+def test_a_new_run_starts_from_what_earlier_runs_found(tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
+    module = stub(project)
+    fake.queue(BOTH_WRONG)
+    generate_json(f"{module}::add", tmp_path, fake.base_url, "--max-attempts", "1")
+    fake.queue(BOTH_WRONG, "```python\ndef add(a, b):\n    return a + b\n```")
+
+    code, report, stderr = generate_json(f"{module}::add", tmp_path, fake.base_url, "--write")
+
+    first_of_the_new_run = fake.chat_requests[1]
+    assert "Earlier attempts failed like this" in first_of_the_new_run.task_message
+    assert "add(1, 2)" in first_of_the_new_run.task_message
+    assert "repeated a body an earlier run tried (not run again)" in stderr
+    assert "already failed" in fake.chat_requests[2].task_message
+    [result] = report["results"]
+    assert (code, result["status"], result["attempts"]) == (0, "passed", 2)
