@@ -17,6 +17,12 @@ Editors are not trusted to answer as the protocol says:
   apply edits) is seen through its `didChange`; one that neither answers nor changes the text
   within `applyEditTimeout` seconds ends the run as "unconfirmed", with a message, not a hang.
 
+A client that does not declare `workspace.applyEdit` is still sent the edit (ALE applies it anyway), but is
+never asked twice; when it does not apply it (an error reply, `applied: false`, or neither an answer nor the
+text within `applyEditTimeout`), the new code goes where the user can take it: in the message, the log and the
+run's last status (`Applied.code`). Every other result that was not applied has its code in the log and that
+status too.
+
 With `diffPreview` on and a client that supports change annotations, the edit carries an
 annotation that needs confirmation (VS Code shows its refactor preview first); the user then has
 `_PREVIEW_SECONDS` to decide.
@@ -34,6 +40,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from pycapsule.capsule import Capsule
@@ -65,6 +72,8 @@ class Applied:
     reason: str = ""
     """Why it was not applied, or may not have been ('the function (lines 3-7) changed while the run was
     going on')."""
+    code: str = ""
+    """The new code, for the user to take, when it was not applied."""
     version: int | None = None
     """The document version the applied edit was made for (its text follows in the next `didChange`)."""
 
@@ -91,8 +100,10 @@ async def apply_outcome(
     wait_seconds = options.apply_edit_timeout
     if preview:
         wait_seconds = max(wait_seconds, _PREVIEW_SECONDS)
-    if not _declares_apply_edit(server):
+    declared = _declares_apply_edit(server)
+    if not declared:
         log(server, "the editor says it cannot apply edits; sending the edit anyway (many apply it)")
+    code = new_code(started_from.text, capsule, edits)
     loop = asyncio.get_running_loop()
     first_refusal: float | None = None
     offers = 0
@@ -105,8 +116,9 @@ async def apply_outcome(
             return Applied(
                 "refused",
                 f"`{capsule.name}` was not changed: {exc}. "
-                "Your text is untouched; run it again to regenerate.",
+                "Your text is untouched; run it again to regenerate (the new code is in the server's log).",
                 str(exc),
+                code,
             )
         expected = _applied_text(current_text, moved)
         params = types.ApplyWorkspaceEditParams(
@@ -117,23 +129,31 @@ async def apply_outcome(
         offers += 1
         if not await _answered_or_applied(server, changes, uri, answer, expected, wait_seconds):
             _let_go(answer)
+            if not declared:
+                return _not_applicable(capsule, code)
             silent = f"the editor did not answer the edit within {wait_seconds:g} s"
             return Applied(
                 "unconfirmed",
-                f"`{capsule.name}`: {silent}; check whether the function was changed.",
+                f"`{capsule.name}`: {silent}; check whether the function was changed "
+                "(the new code is in the server's log).",
                 silent,
+                code,
             )
         if not answer.done() or server.workspace.get_text_document(uri).source == expected:
             _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
             return Applied("applied", "applied", version=version)
         try:
             response = answer.result()
+        except JsonRpcMethodNotFound:  # it does not know the request, whatever it declared
+            return _not_applicable(capsule, code)
         except Exception as exc:  # an error reply: nothing was applied
             reason = f"the editor refused the edit ({exc})"
         else:
             if response.applied:
                 return Applied("applied", "applied", version=version)
             reason = response.failure_reason or "the editor did not apply the edit"
+        if not declared:
+            return _not_applicable(capsule, code)
         now = loop.time()
         first_refusal = first_refusal if first_refusal is not None else now
         following = now - first_refusal
@@ -147,7 +167,36 @@ async def apply_outcome(
             remaining = _FOLLOW_SECONDS - following
             if not await changes.wait(uri, remaining if newer_exists else min(_SETTLE_SECONDS, remaining)):
                 break  # refused, and the editor reports no newer text: do not insist
-    return Applied("refused", f"`{capsule.name}` was not changed: {reason}.", reason)
+    return Applied(
+        "refused",
+        f"`{capsule.name}` was not changed: {reason} (the new code is in the server's log).",
+        reason,
+        code,
+    )
+
+
+def _not_applicable(capsule: Capsule, code: str) -> Applied:
+    """An editor that cannot apply edits did not apply this one: the code is the user's to take."""
+    return Applied(
+        "refused",
+        f"`{capsule.name}`: this editor cannot apply edits, so your text is unchanged. "
+        f"The new code, to put in place of `{capsule.name}` (also in the server's log):\n{code}",
+        "the editor cannot apply edits; the new code was shown in a message",
+        code,
+    )
+
+
+def new_code(text: str, capsule: Capsule, edits: Sequence[OffsetEdit]) -> str:
+    """What the edits make of the function, after what they add above it (imports, helpers): for the user
+    to copy when the editor did not apply them."""
+    inside = sorted((e for e in edits if e.start >= capsule.body_start), key=lambda e: e.start, reverse=True)
+    above = sorted((e for e in edits if e.start < capsule.body_start), key=lambda e: e.start)
+    start = capsule.header_start
+    function = text[start : capsule.body_end]
+    for edit in inside:
+        function = function[: edit.start - start] + edit.new_text + function[edit.end - start :]
+    added = "".join(edit.new_text for edit in above).strip("\r\n")
+    return f"{added}\n\n\n{function}" if added else function
 
 
 def _let_go(answer: asyncio.Future[object]) -> None:

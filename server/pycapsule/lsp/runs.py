@@ -248,7 +248,8 @@ class Runs:
         self._attempts.concluded(run.uri, document.path, run.id, outcome, told)
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
-            return self._finish(run, progress, status, applied.message, outcome.attempts)
+            log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")
+            return self._finish(run, progress, status, applied.message, outcome.attempts, applied.code)
         if applied is not None:
             self._background(self._republish_after(run.uri, applied.version))
         summary = event_text.run_summary(run.name, outcome)
@@ -282,7 +283,7 @@ class Runs:
                     endpoint=self._configuration.endpoint_for(run.uri), **counts)
 
     def _finish(
-        self, run: Run, progress: RunProgress, status: str, message: str, attempts: int = 0
+        self, run: Run, progress: RunProgress, status: str, message: str, attempts: int = 0, code: str = ""
     ) -> dict[str, Any]:
         progress.end(message)
         still_running = self.count - 1
@@ -295,7 +296,7 @@ class Runs:
         send_status(
             self._server, state, message, name=run.name, running=max(still_running, 0),
             run_id=run.id, outcome=status, attempts=attempts,
-            endpoint=self._configuration.endpoint_for(run.uri),
+            endpoint=self._configuration.endpoint_for(run.uri), code=code,
         )
         return {"status": status, "message": message, "attempts": attempts}
 

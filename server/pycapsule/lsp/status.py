@@ -9,6 +9,8 @@ is the model endpoint the document's settings use (`models.which.endpoint_descri
 the generations still going on. The last notification of a run carries its `runId` and its
 `outcome` (the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused,
 error), with `attempts` and the end `message`: how a client learns how the run it started ended.
+A run whose result passed but was not applied (the editor cannot apply edits or refused, the function
+changed, no answer) also carries `code`: the new code, for the user to take.
 `endpoint` names the model endpoint the workspace's settings use
 (`models.which.endpoint_description`), for a status bar; the server also sends an idle/generating
 status with it whenever the settings are (re)loaded.
@@ -40,6 +42,7 @@ def send_status(
     outcome: str | None = None,
     attempts: int | None = None,
     endpoint: str | None = None,
+    code: str | None = None,
 ) -> None:
     server.protocol.notify(
         STATUS,
@@ -54,6 +57,7 @@ def send_status(
             "outcome": outcome,
             "attempts": attempts,
             "endpoint": endpoint,
+            **({"code": code} if code else {}),
         },
     )
 
