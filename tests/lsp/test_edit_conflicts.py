@@ -6,7 +6,9 @@ was not applied is never "passed" in the hover history: it says it was not appli
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError
@@ -18,6 +20,8 @@ from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.sources import ADD_RIGHT, ADD_STUB
 from tests.lsp.test_cancel import STUB_LINE, started
 from tests.lsp.test_hover import DEF_LINE, hover_items
+
+EditHandler = Callable[[types.ApplyWorkspaceEditParams], Awaitable[Any]]
 
 
 async def start_slow_run(editor: Editor, fake: ScriptedModel) -> tuple[str, asyncio.Task]:
@@ -233,18 +237,27 @@ async def test_a_result_followed_through_typing_is_refused_once_the_function_its
     assert editor.text(uri) == typed, "everything the user typed, nothing else"
 
 
-async def test_an_edit_applied_without_an_answer_counts_as_applied(editor: Editor, fake: ScriptedModel):
-    """ALE applies the edit and never answers: its didChange is the answer."""
+async def generate_add(editor: Editor, fake: ScriptedModel, on_edit: EditHandler) -> tuple[str, dict]:
+    """Generate `add` in an editor that answers edits with `on_edit`: the document and how the run ended."""
     fake.queue(ADD_RIGHT)
     uri = editor.open("mod.py", ADD_STUB)
+    editor.on_edit = on_edit
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    return uri, await editor.run(action.command, timeout=30)
 
-    async def like_ale(params: types.ApplyWorkspaceEditParams) -> None:
+
+def like_ale(editor: Editor) -> EditHandler:
+    """Applies the edit and never answers: its didChange is the answer."""
+
+    async def apply_silently(params: types.ApplyWorkspaceEditParams) -> None:
         editor.apply_edit(params)
         await editor.never_answer()
 
-    editor.on_edit = like_ale
-    [action] = await editor.code_actions(uri, STUB_LINE)
-    result = await editor.run(action.command, timeout=30)
+    return apply_silently
+
+
+async def test_an_edit_applied_without_an_answer_counts_as_applied(editor: Editor, fake: ScriptedModel):
+    uri, result = await generate_add(editor, fake, like_ale(editor))
 
     assert result["status"] == "passed", result
     assert "    return a + b\n" in editor.text(uri)

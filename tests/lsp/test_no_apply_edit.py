@@ -14,8 +14,8 @@ from pytest_lsp import client_capabilities
 from tests.lsp.conftest import clean_editor
 from tests.lsp.editor import Editor, Servers
 from tests.lsp.scripted_model import ScriptedModel
-from tests.lsp.sources import ADD_RIGHT, ADD_STUB
-from tests.lsp.test_cancel import STUB_LINE
+from tests.lsp.sources import ADD_STUB
+from tests.lsp.test_edit_conflicts import generate_add, like_ale
 from tests.lsp.test_hover import DEF_LINE, hover_items
 
 
@@ -35,16 +35,11 @@ async def cannot_apply(servers: Servers, fake: ScriptedModel, request: pytest.Fi
 async def test_a_client_that_cannot_apply_edits_gets_the_code_and_history_says_not_applied(
         cannot_apply: Editor, fake: ScriptedModel):
     editor = cannot_apply
-    fake.queue(ADD_RIGHT)
-    uri = editor.open("mod.py", ADD_STUB)
 
     async def unknown_request(params: types.ApplyWorkspaceEditParams) -> None:
         raise JsonRpcMethodNotFound(message="Method Not Found: workspace/applyEdit")
 
-    editor.on_edit = unknown_request
-    [action] = await editor.code_actions(uri, STUB_LINE)
-
-    result = await editor.run(action.command, timeout=30)
+    uri, result = await generate_add(editor, fake, unknown_request)
 
     assert result["status"] == "refused", result
     assert editor.text(uri) == ADD_STUB, "nothing changed: the editor could not"
@@ -70,21 +65,10 @@ async def test_a_client_that_cannot_apply_edits_gets_the_code_and_history_says_n
 
 async def test_a_client_that_applies_edits_it_did_not_declare_gets_them_applied(
         cannot_apply: Editor, fake: ScriptedModel):
-    """As ALE does: it applies the edit and never answers; its didChange is the answer."""
-    editor = cannot_apply
-    fake.queue(ADD_RIGHT)
-    uri = editor.open("mod.py", ADD_STUB)
-
-    async def like_ale(params: types.ApplyWorkspaceEditParams) -> None:
-        editor.apply_edit(params)
-        await editor.never_answer()
-
-    editor.on_edit = like_ale
-    [action] = await editor.code_actions(uri, STUB_LINE)
-
-    result = await editor.run(action.command, timeout=30)
+    """As Vim's ALE does: it declares that it cannot apply edits, then applies them without an answer."""
+    uri, result = await generate_add(cannot_apply, fake, like_ale(cannot_apply))
 
     assert result["status"] == "passed", result
-    assert "    return a + b\n" in editor.text(uri)
-    assert "code" not in editor.statuses[-1]
-    assert not [m for m in editor.messages() if "cannot apply edits" in m]
+    assert "    return a + b\n" in cannot_apply.text(uri)
+    assert "code" not in cannot_apply.statuses[-1]
+    assert not [m for m in cannot_apply.messages() if "cannot apply edits" in m]
