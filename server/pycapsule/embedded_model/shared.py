@@ -34,6 +34,7 @@ Progress = Callable[[str], None]
 
 START_TIMEOUT = 180.0
 HEALTH_TIMEOUT = 5.0
+HEALTH_PATIENCE = 30.0
 STOP_GRACE = 5.0
 DEFAULT_IDLE_TIMEOUT = 900.0
 
@@ -83,7 +84,13 @@ def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: 
         _remove_stale_sockets(folder)
         state = _launch(folder, alias, model_path, idle_timeout)
         runtime.write_atomically(runtime.state_file(folder, alias), state.to_json())
-        _wait_healthy(state, folder)
+        try:
+            _wait_healthy(state, folder)
+        except ModelServerError:
+            terminate(state)
+            with contextlib.suppress(OSError):
+                runtime.state_file(folder, alias).unlink()
+            raise
         return Found(state, True, time.monotonic() - began)
 
 
@@ -121,9 +128,20 @@ def unusable(state: ServerState, model_path: Path) -> str | None:
     if pinned is not None and pinned != state.threads:
         threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
         return f"it runs {threads} and $PYCAPSULE_MODEL_THREADS asks for {pinned}"
-    if not healthy(state.base_url, HEALTH_TIMEOUT):
-        return "it does not answer"
+    if not _answers(state, within=HEALTH_PATIENCE):
+        return f"it has not answered its health check for {HEALTH_PATIENCE:.0f} s"
     return None
+
+
+def _answers(state: ServerState, within: float) -> bool:
+    """`/health` answers within `within` seconds (a busy machine may be slow: a server is not replaced,
+    and its requests lost, for one slow answer)."""
+    deadline = time.monotonic() + within
+    while not healthy(state.base_url, HEALTH_TIMEOUT):
+        if time.monotonic() > deadline or not runtime.process_alive(state.pid, state.start_ticks):
+            return False
+        time.sleep(0.5)
+    return True
 
 
 def healthy(base_url: str, timeout: float) -> bool:
