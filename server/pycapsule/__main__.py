@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Collection, Sequence
 from typing import NoReturn
@@ -27,10 +28,18 @@ class CommandLineError(Exception):
         self.parser, self.message = parser, message
 
 
+SEE_THE_TABLE = "exit codes: one table for every command; `pycapsule --help` lists it."
+"""A subcommand's help points to the table instead of repeating it."""
+
+BROKEN_PIPE = 141
+"""The exit code when the reader of stdout went away (`pycapsule config | head`): 128 + SIGPIPE, as the
+Unix tools that die of that signal end."""
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        kwargs.setdefault("epilog", table_text())
+        kwargs.setdefault("epilog", SEE_THE_TABLE)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> NoReturn:
@@ -47,6 +56,7 @@ def build_parser(declared: Collection[str] = COMMANDS) -> argparse.ArgumentParse
     parser = _Parser(
         prog="pycapsule",
         description="Fill Python functions from their doctests with a code model, debugged in a sandbox.",
+        epilog=table_text(),
     )
     parser.add_argument("--version", action="version", version=f"pycapsule {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -74,6 +84,19 @@ def _declared(words: list[str]) -> Collection[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command; a reader that stops reading (`| head`) ends it quietly, for every command."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # what is still buffered goes out now, while a broken pipe can be caught
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # what the reader did not take is not wanted: no traceback, and no second error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in words[: words.index("--")] if "--" in words else "--json" in words
     try:

@@ -202,7 +202,7 @@ def test_the_docs_list_the_exit_code_table() -> None:
 
 
 def test_help_ends_with_the_exit_code_table(openai_server: FakeOpenAI) -> None:
-    done = pycapsule(openai_server, "generate", "--help")
+    done = pycapsule(openai_server, "--help")  # a subcommand's points here (tests/config/test_cli_output.py)
     assert done.returncode == 0
     for code, meaning in MEANINGS.items():
         assert f"{int(code):<4} {meaning.split()[0]}" in done.stdout

@@ -9,13 +9,12 @@ masked. Also says which model endpoint these settings use, as a run announces it
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands, add_json
+from pycapsule.commands.output import UsageError, print_document, say
 from pycapsule.config import (
     LIMIT_KEYS,
     USER_ONLY_KEYS,
@@ -26,10 +25,12 @@ from pycapsule.config import (
     project_root,
 )
 from pycapsule.embedded_model.which import endpoint_description
+from pycapsule.exit_codes import ExitCode
 from pycapsule.interpreter import settings_interpreter
 from pycapsule.redact import MASK, mask_credentials
 from pycapsule.terminal import terminal_safe
 
+PREFIX = "pycapsule config"
 
 def shown_value(settings: Settings, key: str) -> Any:
     """A setting's value as it may be printed."""
@@ -65,26 +66,26 @@ def register(commands: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     start = Path(args.path) if args.path else Path.cwd()
     if not start.exists():
-        print(terminal_safe(f"pycapsule config: {start} does not exist."), file=sys.stderr)
-        return 2
+        error = UsageError(f"{start} does not exist")
+        say(PREFIX, f"{error.message}.")
+        return print_document("config", error.code, error, path=str(start)) if args.json else int(error.code)
     loaded = load_settings(start)
     for warning in loaded.warnings:
-        print(terminal_safe(f"pycapsule config: warning: {warning}"), file=sys.stderr)
+        say(PREFIX, f"warning: {warning}")
     endpoint = endpoint_description(loaded.settings)
     python = settings_interpreter(loaded, project_root(start))
     user_file = loaded.user_file
     if args.json:
-        print(json.dumps({
-            "path": str(start),
-            "user_config": str(user_file) if user_file else None,
-            "user_config_exists": bool(user_file and user_file.is_file()),
-            "pyproject": str(loaded.pyproject) if loaded.pyproject else None,
-            "endpoint": endpoint,
-            "python": {"path": python.path, "why": python.why},
-            "settings": {row.pop("key"): row for row in rows(loaded)},
-            "warnings": loaded.warnings,
-        }, indent=2))
-        return 0
+        return print_document(
+            "config", ExitCode.OK, path=str(start),
+            user_config=str(user_file) if user_file else None,
+            user_config_exists=bool(user_file and user_file.is_file()),
+            pyproject=str(loaded.pyproject) if loaded.pyproject else None,
+            endpoint=endpoint,
+            python={"path": python.path, "why": python.why},
+            settings={row.pop("key"): row for row in rows(loaded)},
+            warnings=loaded.warnings,
+        )
     found = "" if user_file and user_file.is_file() else " (not found)"
     lines = [
         f"settings for {start}",

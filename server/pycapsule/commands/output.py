@@ -23,9 +23,8 @@ COMMAND_FIELDS: dict[str, dict[str, Any]] = {
               "detail": "", "warnings": [], "tests": None, "paths": [], "files": [],
               "summary": {"passed": 0, "failed": 0, "not_verified": 0, "stubs": 0, "files": 0,
                           "files_not_checked": 0}},
-    # `pycapsule config --json` (branch issue-15-config): its fields, for when both are merged
     "config": {"path": None, "user_config": None, "user_config_exists": False, "pyproject": None,
-               "endpoint": None, "settings": {}, "warnings": []},
+               "endpoint": None, "python": None, "settings": {}, "warnings": []},
 }
 """The fields each --json command adds to the envelope, with their values when nothing ran."""
 
