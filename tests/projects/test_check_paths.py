@@ -165,7 +165,7 @@ def test_no_path_outside_a_project_checks_the_current_folder(tmp_path: Path, pro
 @pytest.mark.parametrize(("arguments", "message"), [
     (["good.py", "nope"], "nope is not a file or folder"),
     (["good.py", "gone.py::f"], "gone.py is not a file or folder"),
-    (["good.py::nope"], "no function or class named 'nope'"),
+    (["good.py::nope"], "there is no function named 'nope' in"),
     ([".::double"], ". is a folder; name a function in one of its files"),
 ])
 def test_a_path_that_does_not_exist_is_a_usage_error_before_anything_runs(

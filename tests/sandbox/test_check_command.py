@@ -94,7 +94,7 @@ def test_a_syntax_error_is_reported_with_its_line(project: Path) -> None:
     ("arguments", "message"),
     [
         (["/nonexistent/mod.py"], "is not a file"),
-        (["{project}/mod.py::nope"], "no function or class named 'nope'"),
+        (["{project}/mod.py::nope"], "there is no function named 'nope' in"),
         (["{project}/mod.py", "--backend", "podman"], "no sandbox backend named 'podman'"),
     ],
 )

@@ -22,8 +22,8 @@ from pycapsule.capsule import Capsule, read_capsules
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.collect import FileToCheck, collect, the_project
 from pycapsule.commands.options import Subcommands, add_backend, add_json, add_python
-from pycapsule.commands.output import CommandError, UsageError, print_document, say
-from pycapsule.commands.targets import ReadTarget, read_target
+from pycapsule.commands.output import CommandError, print_document, say
+from pycapsule.commands.targets import ReadTarget, no_such_function, read_target
 from pycapsule.config import load_settings, project_root
 from pycapsule.debugging.sandbox_lacks import unrunnable
 from pycapsule.doctest_items import qualnames
@@ -154,7 +154,8 @@ def _read(item: FileToCheck) -> ReadTarget | CommandError:
             raise
         return error
     if item.qualname is not None and item.qualname not in qualnames(read.source.text):
-        raise UsageError(f"there is no function or class named {item.qualname!r} in {item.path}")
+        known = [capsule.qualname for capsule in read_capsules(read.source.text, item.path)]
+        raise no_such_function(item.path, item.qualname, known)
     return read
 
 

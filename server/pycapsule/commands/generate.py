@@ -41,9 +41,9 @@ from pycapsule.commands.options import (
     add_target,
     setting,
 )
-from pycapsule.commands.output import CommandError, UsageError, print_document, say
+from pycapsule.commands.output import CommandError, print_document, say
 from pycapsule.commands.progress import PlainProgress, outcome_line, progress_for
-from pycapsule.commands.targets import ReadTarget, read_target
+from pycapsule.commands.targets import ReadTarget, no_such_function, read_target
 from pycapsule.config import load_settings, project_root
 from pycapsule.debugging.signature import SignatureMismatch, splice
 from pycapsule.embedded_model.which import endpoint_description
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         read = read_target(args.target, "generate")
         qualnames = _qualnames(read)
     except CommandError as error:
-        say(PREFIX, error.message if error.message.endswith(".") else f"{error.message}.")
+        say(PREFIX, error.message if error.message.endswith((".", "?")) else f"{error.message}.")
         if args.json:
             return print_document("generate", error.code, error, path=args.target.partition("::")[0])
         return int(error.code)
@@ -145,8 +145,9 @@ def _qualnames(read: ReadTarget) -> list[str]:
         if target.qualname is not None:
             return [capsule_by_qualname(text, target.qualname, target.path).qualname]
         return [c.qualname for c in read_capsules(text, target.path) if c.is_stub]
-    except CapsuleError as error:
-        raise UsageError(f"{target.path}: {error.message.rstrip('.')}") from None
+    except CapsuleError:  # the file parsed (read_target): the function is not in it
+        known = [capsule.qualname for capsule in read_capsules(text, target.path)]
+        raise no_such_function(target.path, target.qualname or "", known) from None
 
 
 def _fill(engine: Engine, read: ReadTarget, qualnames: list[str]) -> _Run:

@@ -4,6 +4,8 @@ with every way that can fail as one `CommandError` (a usage error, or a syntax e
 from __future__ import annotations
 
 import ast
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +14,8 @@ from pycapsule.commands.output import CommandError, UsageError
 from pycapsule.exit_codes import ExitCode
 from pycapsule.parsing import parse_source
 
-__all__ = ["MAX_SOURCE_BYTES", "Target", "UsageError", "parse_python", "parse_target", "read_target"]
+__all__ = ["MAX_SOURCE_BYTES", "Target", "UsageError", "no_such_function", "parse_python", "parse_target",
+           "read_target"]
 
 MAX_SOURCE_BYTES = 16 << 20
 """Larger files are refused in one sentence (reading, parsing and sending them would take minutes)."""
@@ -62,6 +65,22 @@ def read_target(text: str, command: str) -> ReadTarget:
         raise UsageError(error.message.rstrip(".")) from None
     parse_python(source.text, target.path)
     return ReadTarget(target, data, source)
+
+
+def no_such_function(path: Path, qualname: str, known: Iterable[str]) -> UsageError:
+    """`PATH::QUALNAME` names nothing in the file: one sentence for `check` and `generate` alike, with the
+    names it most likely meant (`known`: the names the command accepts, in file order)."""
+    names = list(dict.fromkeys(known))
+    leaf = qualname.rpartition(".")[2]
+    close = [name for name in names if name.rpartition(".")[2] == leaf]  # `square` for `Shapes.square`
+    close = close or difflib.get_close_matches(qualname, names, n=3, cutoff=0.6)
+    if close:
+        hint = f"; did you mean {' or '.join(repr(name) for name in close[:3])}?"
+    elif names:
+        hint = f" (its functions: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})"
+    else:
+        hint = " (it defines none)"
+    return UsageError(f"there is no function named {qualname!r} in {path}{hint}")
 
 
 def parse_python(source: str, path: Path) -> ast.Module:
