@@ -218,12 +218,14 @@ class Programmer:
 
                 try:
                     models = [m.id for m in self._client.models.list()]
-                except openai.OpenAIError as error:
-                    failure = self._classify(error, "")
+                except openai.NotFoundError:
                     raise EndpointError(self._clean(
-                        f"{failure.reason} (while listing its models to choose one); "
-                        f"{failure.hint or 'check base_url'}, or name the model (--model or PYCAPSULE_MODEL)."
+                        f"the endpoint at {self.where} has no model list (404) to choose a model from; name "
+                        "the model (--model or PYCAPSULE_MODEL), and check that base_url is the API's "
+                        "address (it usually ends in /v1)."
                     )) from None
+                except openai.OpenAIError as error:  # the same sentence as when asking for an answer
+                    raise self._error(self._classify(error, ""), 1, False) from None
                 except Exception:  # a listing that is not OpenAI's shape
                     raise EndpointError(self._clean(
                         f"the endpoint at {self.where} did not list its models in the OpenAI format; "
@@ -444,10 +446,12 @@ class Programmer:
             if status in (401, 403):
                 return _Failure(f"{who} refused the API key{said}", retry=False,
                                 hint=f"check ${self.settings.api_key_env}")
-            if status == 404:
+            if status == 404 and "model" in message.lower():
                 return _Failure(f"the endpoint at {where} does not know model '{model}'{said}", retry=False,
-                                hint="check the model name (--model or PYCAPSULE_MODEL) and that base_url "
-                                     "is the API's address (it usually ends in /v1)")
+                                hint="check the model name (--model or PYCAPSULE_MODEL)")
+            if status == 404:  # not about the model: the address has no chat completions API
+                return _Failure(f"the endpoint at {where} has no chat completions API{said}", retry=False,
+                                hint="check that base_url is the API's address (it usually ends in /v1)")
             return _Failure(f"{who} rejected the request{said}", retry=False, endpoint=False,
                             hint="check the endpoint's limits (context length, max_tokens)")
         if isinstance(error, Exception):

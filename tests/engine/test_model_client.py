@@ -282,7 +282,7 @@ def test_a_bad_address_says_so_when_listing_models() -> None:
         programmer(f"http://127.0.0.1:{port}/v1", model=None).complete(MESSAGES)
     message = str(error.value)
     assert message.startswith(f"cannot reach the model at http://127.0.0.1:{port}/v1: connection refused")
-    assert "--model or PYCAPSULE_MODEL" in message
+    assert "--model or PYCAPSULE_MODEL" not in message  # naming a model would not help: the server is down
     assert not JARGON.search(message)
 
 

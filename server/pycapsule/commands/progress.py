@@ -12,7 +12,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from pycapsule.event_text import attempt_label, describe, outcome_line
+from pycapsule.event_text import attempt_label, describe
+from pycapsule.event_text import outcome_line as _outcome_line
 from pycapsule.events import (
     AttemptFinished,
     AttemptStarted,
@@ -25,6 +26,14 @@ from pycapsule.events import (
 from pycapsule.terminal import terminal_safe
 
 __all__ = ["LiveProgress", "PlainProgress", "outcome_line", "progress_for"]
+
+
+def outcome_line(outcome: Outcome) -> str:
+    """The end of one function: its status and the loop's message, then its time and tokens, except after
+    a model or sandbox that cannot be used, whose one sentence is the whole story."""
+    if outcome.unavailable is not None:
+        return f"{outcome.status}: {outcome.message}"
+    return _outcome_line(outcome)
 
 
 class PlainProgress:
