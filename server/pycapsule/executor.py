@@ -68,9 +68,11 @@ def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None,
     )
 
 
-def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None) -> Job:
-    """Only the target's doctests run."""
-    return doctest_job(source, capsule.path, (capsule.qualname,), timeout, root)
+def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None,
+            trace_lines: bool = False) -> Job:
+    """Only the target's doctests run (`trace_lines`: noting the module's lines they run)."""
+    job = doctest_job(source, capsule.path, (capsule.qualname,), timeout, root)
+    return replace(job, trace_lines=trace_lines)
 
 
 def judge(capsule: Capsule, result: RunResult) -> Verdict:
@@ -83,15 +85,18 @@ def judge(capsule: Capsule, result: RunResult) -> Verdict:
 
 
 def execute(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float, root: Path | None = None,
-            cancel: Event | None = None, iterators: IteratorExamples | None = None) -> Verdict:
+            cancel: Event | None = None, iterators: IteratorExamples | None = None,
+            trace_lines: bool = False) -> Verdict:
     """Run the candidate module `source` (the capsule's module with a new body) and judge it; when its
-    examples pass, run `iterators` (the examples with iterators) too, and judge by them."""
-    job = job_for(capsule, source, timeout, root)
+    examples pass, run `iterators` (the examples with iterators) too, and judge by them. The verdict's
+    result is the examples' run as written (its `lines_run` when `trace_lines`)."""
+    job = job_for(capsule, source, timeout, root, trace_lines)
     verdict = judge(capsule, sandbox.run(job, cancel))
     if not verdict.passed or iterators is None:
         return verdict
     item = DoctestItem(capsule.qualname, iterators.docstring, capsule.def_line)
-    result = sandbox.run(replace(job, doctests=(item,)), cancel)
+    result = replace(sandbox.run(replace(job, doctests=(item,), trace_lines=False), cancel),
+                     lines_run=verdict.result.lines_run)  # what the examples as written ran
     if result.passed:
         return verdict
     headline_text, condensed = iterator_failure(iterators, failure_line(result), condense(result, capsule))

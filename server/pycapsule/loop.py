@@ -120,6 +120,8 @@ class _Attempt:
     """Failed only the examples' iterator version: its examples as written pass."""
     tests: TestsRun | None = None
     """The project's tests, when they ran (only after the examples pass)."""
+    example_lines: frozenset[int] = frozenset()
+    """Lines of the module its examples ran."""
 
 
 EARLIER_RUNS_READ = 20
@@ -430,7 +432,7 @@ class _Run:
                     with_iterators: bool) -> _Attempt:
         if self.verified:
             verdict = execute(self.sandbox, self.capsule, source, self.settings.job_timeout, self.root,
-                              self.cancel, self.iterators if with_iterators else None)
+                              self.cancel, self.iterators if with_iterators else None, trace_lines=True)
             label = verdict.label
         else:
             verdict = self._run_module(source)
@@ -440,10 +442,11 @@ class _Run:
         self.warnings.extend(w for w in verdict.result.warnings if w not in self.warnings)
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
         attempt = _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
-                           examples_passed=verdict.examples_passed)
+                           examples_passed=verdict.examples_passed,
+                           example_lines=frozenset(verdict.result.lines_run))
         if self.tests is None or not (verdict.passed or verdict.examples_passed):
             return attempt
-        tested = self._run_tests(code, source, edits)
+        tested = replace(self._run_tests(code, source, edits), example_lines=attempt.example_lines)
         if verdict.passed or tested.verdict != "passed":
             return tested
         # the examples as written and the project's tests pass; only their iterator version fails
@@ -503,17 +506,24 @@ class _Run:
         return f"; it {change_size(self.original_body, body).describe()}"
 
     def _what_ran(self, result: _Attempt) -> tuple[str, bool]:
-        """What checked a passing body ('3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)'), and
-        whether tests alone checked it and ran less than half of its lines: weakly verified (the examples'
-        lines are not counted yet)."""
+        """What checked a passing body ('3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)',
+        the lines counted over the examples and the tests together), and whether those runs ran less than
+        half of its lines: weakly verified ('2 examples (1 of 6 body lines run)')."""
         examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
-        parts = [counted(examples, "example")] if examples else []
-        weak = False
-        if result.tests is not None and self.tests is not None and result.new_source is not None:
-            covered = coverage(result.tests, result.new_source, self.capsule.qualname)
+        if result.new_source is None:
+            return counted(examples, "example") if examples else "nothing", False
+        ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())
+        covered = coverage(ran, result.new_source, self.capsule.qualname)
+        if result.tests is not None and self.tests is not None:
+            parts = [counted(examples, "example")] if examples else []
             parts.append(self.tests.describe(result.tests, covered))
-            weak = not examples and covered.weak
-        return " + ".join(parts) or "nothing", weak
+            return " + ".join(parts), covered.weak
+        if not examples:
+            return "nothing", False
+        if covered.weak:  # said only then: for most functions the examples run every line
+            lines = counted(covered.lines, "body line")
+            return f"{counted(examples, 'example')} ({covered.ran} of {lines} run)", True
+        return counted(examples, "example"), False
 
     def _unverified(self) -> str:
         """Why nothing checks the function (capsule.verified_by_doctests is False)."""

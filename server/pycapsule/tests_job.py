@@ -300,9 +300,10 @@ class Coverage:
         return bool(self.lines) and self.ran < WEAK * self.lines
 
 
-def coverage(run: TestsRun, candidate: str, qualname: str) -> Coverage:
+def coverage(lines_run: frozenset[int], candidate: str, qualname: str) -> Coverage:
+    """How many of the body's lines of `qualname` in `candidate` are among `lines_run`."""
     body = body_lines(candidate, qualname)
-    return Coverage(len(body & run.lines_run), len(body))
+    return Coverage(len(body & lines_run), len(body))
 
 
 def body_lines(source: str, qualname: str) -> frozenset[int]:

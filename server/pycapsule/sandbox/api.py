@@ -76,6 +76,9 @@ class Job:
     project_root: Path | None = None
     """A directory made readable (read-only) and put on sys.path, so doctests can import the user's
     modules."""
+    trace_lines: bool = False
+    """Note which lines of the module the examples run (`RunResult.lines_run`): what share of a body they
+    exercise."""
     fresh: bool = False
     """Run in a sandbox started for this job alone and removed after it, not in the warm one: nothing an
     earlier job did can reach it (a result is re-checked so before it is written)."""
@@ -152,6 +155,8 @@ class RunResult:
     detail: str = ""
     """One sentence for the non-ok statuses, e.g. 'killed after 10.0 s wall-clock limit'."""
     warnings: tuple[str, ...] = field(default=())
+    lines_run: tuple[int, ...] = ()
+    """Lines of the module the examples ran, when the job asked (`Job.trace_lines`)."""
 
     @property
     def passed(self) -> bool:

@@ -66,6 +66,7 @@ def job_message(job: Job, root: Path | None) -> dict[str, Any]:
         "doctests": [dataclasses.asdict(item) for item in items],
         "whole_module": job.doctests is None and job.doctest_targets is None,
         "optionflags": list(job.optionflags),
+        "trace_lines": job.trace_lines,
         "timeout": float(job.timeout),
         "output_limit": int(job.output_limit),
     }

@@ -127,4 +127,5 @@ def run_result(reply: dict[str, Any], job: Job, duration: float, warnings: tuple
         duration=duration,
         detail=_str(reply.get("detail", ""), "detail"),
         warnings=warnings,
+        lines_run=tuple(_int(line, "lines_run") for line in _list(reply.get("lines_run", []), "lines_run")),
     )

@@ -41,6 +41,7 @@ def build_reply(job, config, status, stdout, stderr, report, verdicts):
         "truncated": bool(stdout.dropped or stderr.dropped),
         "functions": verdicts.finished_functions(),  # all of them, or those finished before the job stopped
         "module_error": verdicts.module_error,
+        "lines_run": verdicts.lines_run,
         "detail": "",
     }
     progress = verdicts.progress()

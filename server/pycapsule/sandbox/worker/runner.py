@@ -220,16 +220,32 @@ def extra_tests(module):
     return found
 
 
+class LinesRun:
+    """A trace function that notes the lines the examples run in the module's own file (what share of a
+    body they exercise); frames of other files are not traced at all."""
+
+    def __init__(self, path):
+        self.path, self.lines = path, set()
+
+    def __call__(self, frame, event, arg):
+        if frame.f_code.co_filename != self.path:
+            return None
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self
+
+
 class Session:
     """Runs what the worker asks for, one command at a time, and answers each with the command's token:
     a docstring's namespace opened (the module's globals, then the conftests' `namespace` over them, as
     pytest), one example run, the module's `__test__` entries listed, the end. It never judges, and it
     learns of an example only when the worker sends it, after the previous one has ended."""
 
-    def __init__(self, module, path, lines, namespace, report, out_fd):
+    def __init__(self, module, path, lines, namespace, report, out_fd, trace_lines=False):
         self.module, self.path, self.lines = module, path, lines
         self.namespace, self.report, self.out_fd = namespace or {}, report, out_fd
         self.globs, self.flags = None, 0
+        self.ran = LinesRun(path) if trace_lines else None
 
     def obey(self, command):
         """Run one command; False after the last one."""
@@ -251,7 +267,10 @@ class Session:
                                     for name, text in extra_tests(self.module)], "token": token})
         else:
             self.close()
-            self.report({"done": True, "token": token})
+            done = {"done": True, "token": token}
+            if self.ran is not None:
+                done["lines"] = sorted(self.ran.lines)
+            self.report(done)
             return False
         return True
 
@@ -265,13 +284,18 @@ class Session:
         try:
             try:
                 name = f"<doctest {qualname}[{number}]>"
-                exec(compile(command["source"], name, "single", self.flags, True), self.globs)
+                code = compile(command["source"], name, "single", self.flags, True)
+                if self.ran is not None:
+                    sys.settrace(self.ran)
+                exec(code, self.globs)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # as doctest: SystemExit too is an example's outcome
                 message["exception"] = exception_info(exc, self.path, self.lines)
                 message["exc_msg"] = clip(exception_only(exc), GOT_CAP)
         finally:
+            if self.ran is not None:
+                sys.settrace(None)
             hooks = (sys.displayhook, sys.__displayhook__)
             changed = any(hook is not ORIGINAL_DISPLAYHOOK for hook in hooks)
             sys.stdout, sys.displayhook = saved
@@ -311,7 +335,7 @@ def run_job_in_child(job, path, commands, report=send_report, project_dir=None, 
                 "memory": isinstance(exc, MemoryError)})
         return
     report({"imported": True})
-    session = Session(module, path, lines, namespace, report, out_fd)
+    session = Session(module, path, lines, namespace, report, out_fd, bool(job.get("trace_lines")))
     while True:
         command = commands()
         if command is None or not session.obey(command):

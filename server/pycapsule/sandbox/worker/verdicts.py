@@ -124,6 +124,7 @@ class Verdicts:
         self.checker = Checker()
         self.functions, self.module_error, self.memory = [], None, False
         self.imported = self.done = False
+        self.lines_run = []  # the module's lines the examples ran, when the job traced them
         self.tampered = None
         self.running = None  # [item index, example number]: sent, not answered
         self._plan = self._commands()
@@ -156,6 +157,7 @@ class Verdicts:
             return self._send(self._plan.send(message))
         except StopIteration:
             self.done = True
+            self.lines_run = message.get("lines", [])
             return None
 
     def _send(self, command):
@@ -179,7 +181,9 @@ class Verdicts:
         if op == "extras":
             return keys == {"extras"} and isinstance(message["extras"], list) and all(
                 isinstance(extra, dict) for extra in message["extras"])
-        return keys == {"done"} and message["done"] is True
+        lines = message.get("lines", [])
+        return (keys <= {"done", "lines"} and message["done"] is True and isinstance(lines, list)
+                and all(isinstance(line, int) for line in lines))
 
     def _commands(self):
         """The commands in the one order the job must answer them; each `yield` receives the answer."""
