@@ -34,12 +34,23 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pycapsule.redact import mask_credentials
 from pycapsule.sandbox.roots import shared_folder
 
 SandboxName = Literal["bwrap", "docker", "unsafe-subprocess"]
+EMBEDDED = "embedded"
+"""`base_url = "embedded"` (`PYCAPSULE_BASE_URL=embedded`): the embedded local model, even with an API key
+exported for another tool (the key is then not used)."""
 
 
 def base_url_problem(url: str) -> str | None:
@@ -65,8 +76,8 @@ class Settings(BaseModel):
     model: str | None = Field(default=None, min_length=1)
     """Model name at the endpoint (None: the endpoint's first model, or the embedded model)."""
     base_url: str | None = None
-    """An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (None: the embedded model, or
-    api.openai.com when an API key is set)."""
+    """An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1, or "embedded" (None: the embedded
+    model, or api.openai.com when an API key is set)."""
     api_key: SecretStr | None = Field(default=None, repr=False)
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The environment variable that holds the API key."""
@@ -135,10 +146,17 @@ class Settings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _usable_base_url(cls, url: str | None) -> str | None:
-        problem = base_url_problem(url) if url is not None else None
+        problem = base_url_problem(url) if url is not None and url != EMBEDDED else None
         if problem:
             raise ValueError(problem)
         return url
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_for_the_embedded_model(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("base_url") == EMBEDDED and data.get("api_key") is not None:
+            return {**data, "api_key": None}
+        return data
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
@@ -154,7 +172,7 @@ class Settings(BaseModel):
 
     @property
     def uses_embedded_model(self) -> bool:
-        return self.base_url is None and self.api_key is None
+        return self.base_url == EMBEDDED or (self.base_url is None and self.api_key is None)
 
     def public(self) -> dict[str, Any]:
         """The settings without the key and with the URL's credentials masked: safe to print, log, store."""
@@ -166,7 +184,7 @@ class Settings(BaseModel):
 
 def endpoint_problem(settings: Settings) -> str | None:
     """Why no model may be asked with these settings (an invalid base_url kept on purpose), else None."""
-    if settings.base_url is None:
+    if settings.base_url is None or settings.base_url == EMBEDDED:
         return None
     problem = base_url_problem(settings.base_url)
     if problem is None:
@@ -306,13 +324,18 @@ def _from_user_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k != "tool"} if isinstance(table, dict) else {}
 
 
-def _from_environment(environ: Mapping[str, str], api_key_env: str) -> list[tuple[str, dict[str, Any]]]:
-    """One layer per variable, weakest first: the aliases (OPENAI_BASE_URL...) lose to PYCAPSULE_<NAME>."""
+def _from_environment(environ: Mapping[str, str], api_key_env: str,
+                      warnings: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """One layer per variable, weakest first: the aliases (OPENAI_BASE_URL...) lose to PYCAPSULE_<NAME>,
+    with a warning when both are set and differ."""
     layers: list[tuple[str, dict[str, Any]]] = []
     for key in sorted(_KEYS):
-        for name in reversed(env_names(key)):
-            if environ.get(name, "").strip():
-                layers.append((f"${name}", {key: environ[name].strip()}))
+        named = [name for name in env_names(key) if environ.get(name, "").strip()]
+        if len({environ[name].strip() for name in named}) > 1:
+            warnings.append(f"Setting '{key}' is given twice in the environment, as "
+                            f"{' and '.join(f'${name}' for name in named)}; ${named[0]} is used.")
+        for name in reversed(named):
+            layers.append((f"${name}", {key: environ[name].strip()}))
     if environ.get(api_key_env):
         layers.append((f"${api_key_env}", {"api_key": environ[api_key_env]}))
     return layers
@@ -381,8 +404,13 @@ def _candidates(layers: list[_Layer], warnings: list[str]) -> dict[str, list[_Ca
     """Each known key's values, weakest first; a warning for each unknown key."""
     candidates: dict[str, list[_Candidate]] = {}
     for layer in layers:
+        spelled: dict[str, str] = {}
         for raw_key, value in layer.values.items():
             key = snake_case(str(raw_key))
+            if key in _KEYS and key in spelled:  # the later one is the stronger (see _resolve)
+                warnings.append(f"Setting '{key}' is given twice in {layer.source}, as '{spelled[key]}' and "
+                                f"'{raw_key}'; '{raw_key}' is used.")
+            spelled[key] = str(raw_key)
             if key not in _KEYS:
                 warnings.append(f"Unknown setting '{raw_key}' in {layer.source} is ignored.")
             elif value is not None:
@@ -499,13 +527,16 @@ def load_settings(
     layers = [
         _Layer(str(user_file), user_values),
         _Layer(str(pyproject) if pyproject else "pyproject.toml", file_values, project=True),
-        *(_Layer(source, values, from_text=True) for source, values in _from_environment(environ, key_env)),
+        *(_Layer(source, values, from_text=True)
+          for source, values in _from_environment(environ, key_env, warnings)),
     ]
     if overrides_source == "the command line":
         layers += [_Layer(_flag_source(snake_case(str(k))), {k: v}) for k, v in override_values.items()]
     else:
         layers.append(_Layer(overrides_source, override_values))
     settings, sources = _resolve(layers, warnings, user_file)
+    if settings.base_url == EMBEDDED:
+        sources.pop("api_key", None)  # not used: shown as unset
     return LoadedSettings(settings, warnings, pyproject, sources, user_file)
 
 
