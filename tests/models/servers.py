@@ -25,7 +25,7 @@ def model_servers(folder: Path) -> list[int]:
         except (OSError, IndexError):
             continue
         joined = list(itertools.pairwise(argv))
-        if state != "Z" and "pycapsule.embedded_model.serve" in argv and tuple(wanted) in joined:
+        if state != "Z" and "pycapsule.embedded_model.daemon" in argv and tuple(wanted) in joined:
             found.append(int(entry.name))
     return sorted(found)
 

@@ -1,6 +1,6 @@
 """The shared model server's own process: llama.cpp on a unix socket, the gate in front, its lifetime.
 
-Started by `shared.find_or_start` as `python -m pycapsule.embedded_model.serve --shared FOLDER --detach`
+Started by `shared.find_or_start` as `python -m pycapsule.embedded_model.daemon --shared FOLDER --detach`
 and run here: it forks away from its starter, so it belongs to no client (a client's exit, Ctrl-C or
 crash never stops it), and stops by itself:
 - after `idle_timeout` seconds with no connection (the `model_idle_timeout` setting);
@@ -14,6 +14,7 @@ take, so a client either finds it still serving or finds no state and starts a n
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -26,7 +27,14 @@ from pathlib import Path
 from pycapsule.embedded_model import runtime
 from pycapsule.embedded_model.errors import ModelServerError
 from pycapsule.embedded_model.gate import Gate, can_check_peers
-from pycapsule.embedded_model.serve import _RUNNING, ServerOptions, exit_at_once, start_server
+from pycapsule.embedded_model.serve import (
+    _RUNNING,
+    CONTEXT_SIZE,
+    ServerOptions,
+    default_threads,
+    exit_at_once,
+    start_server,
+)
 
 TICK = 0.5
 RECORD_WITHIN = 30.0
@@ -145,3 +153,24 @@ def _forget(folder: Path, alias: str, pid: int, reason: str) -> None:
     if state is not None and state.pid == pid:
         with contextlib.suppress(OSError):
             runtime.state_file(folder, alias).unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pycapsule.embedded_model.daemon")
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--ctx", type=int, default=CONTEXT_SIZE)
+    parser.add_argument("--shared", required=True, type=Path, metavar="FOLDER",
+                        help="the user's runtime folder, where this server's state goes (docs/model.md)")
+    parser.add_argument("--idle-timeout", type=float, default=900.0,
+                        help="exit after this many seconds without a connection")
+    parser.add_argument("--detach", action="store_true",
+                        help="leave the starting process (fork; the parent exits at once)")
+    args = parser.parse_args(argv)
+    return run_shared(args.model, args.alias, args.shared, args.threads or default_threads(), args.ctx,
+                      args.idle_timeout, detach=args.detach)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

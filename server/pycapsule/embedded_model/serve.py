@@ -4,14 +4,9 @@ xllamacpp embeds llama.cpp's C++ server: `xllamacpp.Server(params)` loads the mo
 (`/v1/chat/completions` with real token-by-token SSE streaming and usage, `/v1/models`, `/health`)
 on background threads, so this module only chooses the parameters and keeps the process alive.
 
-Run as `python -m pycapsule.embedded_model.serve --model PATH --alias NAME --shared FOLDER --detach` it is
-the user's shared model server that `endpoint.start_local_endpoint` starts (docs/model.md): it leaves its
-starter (a process of its own, in a session of its own), serves llama.cpp on a unix socket in the
-user's runtime folder behind a 127.0.0.1 gate that lets only this user's connections through
-(gate.py), prints JSON lines on stdout (`{"pid"}` at once, then `{"base_url", "model", "threads"}`
-once it answers) and exits after `--idle-timeout` seconds without a connection, when its model file
-changes or disappears, or on SIGTERM/SIGINT. Without `--shared` it serves on a TCP port of 127.0.0.1
-until SIGTERM/SIGINT (`pycapsule model serve`).
+Run as `python -m pycapsule.embedded_model.serve --model PATH --alias NAME` it serves on a TCP port of
+127.0.0.1 until SIGTERM/SIGINT (`pycapsule model serve`); the user's shared server (daemon.py) starts
+llama.cpp through `start_server` too.
 """
 
 from __future__ import annotations
@@ -234,18 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--ctx", type=int, default=CONTEXT_SIZE)
-    parser.add_argument("--shared", type=Path, metavar="FOLDER",
-                        help="serve as the user's shared server whose state is in FOLDER (docs/model.md)")
-    parser.add_argument("--idle-timeout", type=float, default=900.0,
-                        help="with --shared: exit after this many seconds without a connection")
-    parser.add_argument("--detach", action="store_true",
-                        help="with --shared: leave the starting process (fork; the parent exits at once)")
     args = parser.parse_args(argv)
-    if args.shared is not None:
-        from pycapsule.embedded_model.daemon import run_shared
-
-        return run_shared(args.model, args.alias, args.shared, args.threads or default_threads(), args.ctx,
-                          args.idle_timeout, detach=args.detach)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

@@ -183,7 +183,7 @@ def terminate(state: ServerState, grace: float = STOP_GRACE) -> bool:
 def _launch(folder: Path, alias: str, model_path: Path, idle_timeout: float) -> ServerState:
     threads = pinned_threads() or default_threads()
     command = [
-        sys.executable, "-m", "pycapsule.embedded_model.serve", "--model", str(model_path), "--alias", alias,
+        sys.executable, "-m", "pycapsule.embedded_model.daemon", "--model", str(model_path), "--alias", alias,
         "--threads", str(threads), "--ctx", str(CONTEXT_SIZE), "--shared", str(folder),
         "--idle-timeout", f"{idle_timeout:g}", "--detach",
     ]
