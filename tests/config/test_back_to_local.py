@@ -50,8 +50,9 @@ def test_one_setting_under_two_spellings_in_one_file_says_which_is_used(clean_en
     Path(clean_env["PYCAPSULE_CONFIG"]).write_text("max_attempts = 5\nmaxAttempts = 4\n")
     loaded = load_settings(tmp_path, environ=clean_env)
     assert loaded.settings.max_attempts == 4
-    assert loaded.warnings == [f"Setting 'max_attempts' is given twice in {clean_env['PYCAPSULE_CONFIG']}, as "
-                               "'max_attempts' and 'maxAttempts'; 'maxAttempts' is used."]
+    user_file = clean_env["PYCAPSULE_CONFIG"]
+    assert loaded.warnings == [f"Setting 'max_attempts' is given twice in {user_file}, as 'max_attempts' and "
+                               "'maxAttempts'; 'maxAttempts' is used."]
 
 
 def test_one_setting_in_two_variables_says_which_is_used(clean_env: dict[str, str], tmp_path: Path) -> None:

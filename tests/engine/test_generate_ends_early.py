@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,16 @@ def answer_area_then_hold(server: FakeOpenAI) -> threading.Event:
     return holding
 
 
-def interrupted_run(server: FakeOpenAI, project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def interrupted_run(server: FakeOpenAI, project: Path, *flags: str,
+                    wait: float = 0.0) -> subprocess.CompletedProcess[str]:
+    """Ctrl-C `wait` seconds after the second function's request came."""
     holding = answer_area_then_hold(server)
     process = subprocess.Popen([sys.executable, "-m", "pycapsule", "generate", str(project), *flags],
                                env=environment(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
         assert holding.wait(120), "the second function's request never came"
+        time.sleep(wait)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=60)
     finally:
@@ -103,6 +107,13 @@ def test_ctrl_c_with_json_is_one_document_naming_each_target(
     assert document["error"]["kind"] == "interrupted" and document["written"] is True
     assert [(r["qualname"], r["status"], r["changed"]) for r in document["results"]] == [
         ("area", "passed", True), ("Shapes.square", "cancelled", False), ("cube", "not_run", False)]
+
+
+def test_ctrl_c_with_json_reports_how_long_the_target_under_way_ran(
+        openai_server: FakeOpenAI, project: Path) -> None:
+    done = interrupted_run(openai_server, project, "--json", wait=1.5)
+    seconds = {r["qualname"]: r["seconds"] for r in json.loads(done.stdout)["results"]}
+    assert seconds["Shapes.square"] >= 1.5 and seconds["cube"] == 0.0, seconds  # cube never started
 
 
 @pytest.mark.parametrize(("failure", "requests"), [

@@ -133,6 +133,8 @@ class _Run:
     interrupted: str | None = None
     """The target under way when Ctrl-C came ('' between targets); None when not interrupted."""
     attempts_when_interrupted: int = 0
+    seconds_when_interrupted: float = 0.0
+    """How long the target under way had run when Ctrl-C came."""
     stopped: Outcome | None = None
     """The outcome that showed the model or the sandbox cannot be used."""
     embedded: bool = False
@@ -166,6 +168,7 @@ def _fill(engine: Engine, read: ReadTarget, qualnames: list[str]) -> _Run:
             qualname = ""
     except KeyboardInterrupt:
         done.interrupted, done.attempts_when_interrupted = qualname, progress.attempt
+        done.seconds_when_interrupted = time.monotonic() - progress.began if qualname else 0.0
     finally:
         progress.close()
     return done
@@ -334,7 +337,8 @@ def _result(done: _Run, qualname: str, path: Path) -> dict[str, Any]:
         "qualname": qualname, "status": "cancelled" if under_way else "not_run",
         "message": f"{qualname}: {why}" if under_way else f"{qualname}: not run: {why}",
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "seconds": 0.0, "changed": False, "verified_by": "", "closest": None,
+        "completion_tokens": 0, "seconds": round(done.seconds_when_interrupted, 3) if under_way else 0.0,
+        "changed": False, "verified_by": "", "closest": None,
     }
 
 
