@@ -118,3 +118,17 @@ def test_headline_is_always_one_line() -> None:
     line = headline(failing(noisy))
     assert "\n" not in line
     assert len(line) < 220
+
+
+def test_a_long_value_in_the_headline_is_cut_between_words_around_the_difference() -> None:
+    """The headline sits just above the full Expected/Got (issue 49 item 5): it never shows a value cut
+    mid-way ('[N characters cut]'), but where the two differ, cut only at spaces, each cut marked '…'."""
+    expected = "[" + ", ".join(str(n) for n in range(40)) + "]\n"
+    got = expected.replace(" 37,", " 73,")
+    line = headline(failing(ExampleFailure("f", "f()\n", 3, expected, got)))
+    assert line == ("doctest failed (1 of 3): f() expected … 32, 33, 34, 35, 36, 37, 38, 39], "
+                    "got … 32, 33, 34, 35, 36, 73, 38, 39]")
+    sentence = "'The quick brown fox jumps over the lazy dog and keeps on running far away'\n"
+    line = headline(failing(ExampleFailure("f", "f()\n", 3, sentence, "None\n")))
+    assert line == ("doctest failed (1 of 3): f() expected 'The quick brown fox jumps over the lazy dog and "
+                    "keeps on …, got None")

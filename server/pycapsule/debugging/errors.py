@@ -41,6 +41,28 @@ def _one_line(text: str, limit: int) -> str:
     return shorten(" ".join(text.split()), limit)
 
 
+def _where_they_differ(expected: str, got: str, limit: int = HEADLINE_VALUE_LIMIT) -> tuple[str, str]:
+    """Expected and got on one line each, at most about `limit` characters: a longer value is cut only
+    between words (at a space), the same place in both, from a little before where they first differ,
+    and each cut is marked with '…' (the headline sits above the full values, so it shows the difference,
+    not a value cut mid-way)."""
+    expected, got = " ".join(expected.split()), " ".join(got.split())
+    if len(expected) <= limit and len(got) <= limit:
+        return expected, got
+    same = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+                min(len(expected), len(got)))
+    start = expected.rfind(" ", 0, max(same - limit // 3, 0)) + 1
+
+    def cut(value: str) -> str:
+        piece = value[start:]
+        if len(piece) > limit:
+            end = piece.rfind(" ", 0, limit)
+            piece = piece[: end if end > 0 else limit].rstrip(",;") + " …"
+        return ("… " if start else "") + piece
+
+    return cut(expected), cut(got)
+
+
 def _value(text: str) -> str:
     """An expected/got value as it goes after 'Expected:' (multi-line values indented below)."""
     value = shorten(text.rstrip("\n"), VALUE_LIMIT)
@@ -172,9 +194,8 @@ def _headline(result: RunResult) -> tuple[str, str]:
     if first.exception is not None:
         message = _one_line(first.exception.message, HEADLINE_VALUE_LIMIT)
         return count, f"{source} raised {first.exception.type}: {message}".rstrip(": ")
-    expected = _one_line(first.expected, HEADLINE_VALUE_LIMIT) or "nothing"
-    got = _one_line(first.got, HEADLINE_VALUE_LIMIT) or "nothing"
     note = invisible_difference(first.expected, first.got)
     if note:
         return count, f"{source}: {note}"
-    return count, f"{source} expected {expected}, got {got}"
+    expected, got = _where_they_differ(first.expected, first.got)
+    return count, f"{source} expected {expected or 'nothing'}, got {got or 'nothing'}"
