@@ -89,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return _main(argv)
         finally:  # what is still buffered goes out now, while a broken pipe can be caught
-            sys.stdout.flush()
+            if not sys.stdout.closed:  # `serve` ends with its stdio closed
+                sys.stdout.flush()
     except BrokenPipeError:
         # what the reader did not take is not wanted: no traceback, and no second error at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
