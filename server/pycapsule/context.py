@@ -6,12 +6,20 @@ and `__init__`, which tells the attributes), and definitions imported from the p
 files. They are chosen by how likely the body is to use them, most likely first, until the budget
 is spent:
 
-1. names the target's signature, examples, docstring prose and current body mention (and, for a
-   method, its class's bases);
-2. names the neighbouring code uses: its class's other methods first, then the module's other
-   functions, the nearest ones weighing most;
+1. names the target's signature (the types its annotations name included), examples, docstring
+   prose and current body mention (and, for a method, its class's bases);
+2. names a body of the target is likely to use, scored: what the neighbouring code uses (its class's
+   other methods most, then the module's functions, the nearest weighing most), what is defined right
+   beside the target (the private table next to the function that indexes it, a one-line setting),
+   what shares a word with the target's name; offered by score per character, so one large class
+   does not crowd out several small helpers;
 3. the rest of the module, the nearest definitions first (not its strings: a string nobody names
    is usually a note or a template for other modules).
+
+A class too large for the whole of it to be worth its room shows what builds its instances first:
+`__init__`, `__new__`, `from_*` and `parse*` methods, classmethods returning `cls(...)` (for the
+target's own class, those before the members nearest the target; for another class, those alone,
+its other public methods named in one comment line).
 
 What is chosen is shown in source order. A function is shown as its signature, the first line of
 its docstring and a comment where the body would be: never an empty `...` body, which a small
@@ -62,6 +70,20 @@ SHORT_FUNCTION_LINES = 12
 """A function this long or shorter is shown whole."""
 BODY_LINES_SHOWN = 3
 """A longer one shows this many of its first body lines."""
+BESIDE_WEIGHT = 3.0
+"""What being defined right beside the target counts for; a function next to the target using a name
+counts about 2, one far away 0.2, a method of the target's class 3."""
+WORD_WEIGHT = 4.0
+"""What sharing a word with the target's name counts for, that word being in no other name."""
+_COMMON_WORDS = frozenset({"get", "set", "is", "has", "to", "the", "of", "from", "and", "for", "with", "in",
+                           "init", "new", "make", "do", "as", "by", "on", "or", "self", "cls"})
+"""Words of a name that say nothing of what it is about."""
+LARGE_CLASS_SHARE = 0.2
+"""Another class whose summary would take more of the budget than this shows its constructors and
+parsers only (and the names of its other methods), unless the target names it and it fits."""
+COST_POWER = 0.5
+"""Likely names are offered by score / characters ** COST_POWER: a cheap likely name before a costly one."""
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 
 @dataclass
@@ -69,6 +91,10 @@ class _Piece:
     text: str
     order: tuple[int, int]
     """Where it is shown: (section, line in the module)."""
+    shorter: str | None = None
+    """What is shown instead of a large class's `text`: its constructors and parsers."""
+    named: bool = False
+    """The target names it: shown whole whenever it fits."""
 
 
 def module_context(capsule: Capsule, budget_chars: int = DEFAULT_BUDGET_CHARS) -> str:
@@ -101,6 +127,7 @@ class _ModuleView:
         self.owner = class_path(module, capsule.class_names) if capsule.class_names else None
         self.top_name = capsule.qualname.split(".")[0]
         self.target_line = capsule.def_line
+        self.body = module.body
         self.jedi_lookups = 0
         self.import_paths: tuple[Path, ...] | None = None
         """Found on the first name imported with `from`."""
@@ -112,6 +139,10 @@ class _ModuleView:
         used = 0
         import_text = "\n".join(_segment(self.lines, node) for node in self.imports)
         for piece in self._pieces(import_text, budget):
+            too_long = used + len(piece.text) + 2 > budget or (
+                not piece.named and len(piece.text) > budget * LARGE_CLASS_SHARE)
+            if too_long and piece.shorter is not None:
+                piece.text = piece.shorter
             cost = len(piece.text) + 2
             if used + cost <= budget:
                 chosen.append(piece)
@@ -128,28 +159,60 @@ class _ModuleView:
             if len(text) > budget // 2:
                 text = self._own_class(self.owner, compact=True, most_chars=budget * 3 // 4)
             yield _Piece("# The class the function belongs to\n" + text, (3, self.owner.lineno))
-        for name in self._ranked_names():
+        named = list(_mentioned_names(self.capsule))
+        if self.owner is not None:
+            named += [name for base in self.owner.bases for name in _names_in(base)]
+        for _, piece in self._offered(named, seen):
+            piece.named = True
+            yield piece
+        # What is likely used, by score per character: a large class a neighbour uses does not crowd
+        # out the private helper written next to the target.
+        scores = self._likely_scores()
+        likely = self._offered(sorted(scores, key=self._distance), seen)
+        likely.sort(key=lambda found: -scores[found[0]] / _cost(found[1], budget) ** COST_POWER)
+        for _, piece in likely:
+            yield piece
+        # A string nobody in the module names is usually a note or a template for other modules.
+        texts = {name for name, node in self.constants.items() if _is_text(node)}
+        module_names = [*self.definitions, *(name for name in self.constants if name not in texts)]
+        for _, piece in self._offered(sorted(module_names, key=self._distance), seen):
+            yield piece
+
+    def _offered(self, names: Iterable[str], seen: set[str]) -> list[tuple[str, _Piece]]:
+        """The pieces for the names not offered yet."""
+        found = []
+        for name in names:
             if name in seen:
                 continue
             seen.add(name)
             piece = self._piece(name)
             if piece is not None:
-                yield piece
+                found.append((name, piece))
+        return found
 
-    def _ranked_names(self) -> Iterator[str]:
-        yield from _mentioned_names(self.capsule)
-        if self.owner is not None:
-            for base in self.owner.bases:
-                yield from _names_in(base)
-        yield from self._names_neighbours_use()
-        # A string nobody in the module names is usually a note or a template for other modules.
-        texts = {name for name, node in self.constants.items() if _is_text(node)}
-        module_names = [*self.definitions, *(name for name in self.constants if name not in texts)]
-        yield from sorted(module_names, key=lambda name: abs(self._line_of(name) - self.target_line))
+    def _likely_scores(self) -> Counter[str]:
+        """How likely a body of the target is to use each module name nothing in it names: what the
+        neighbouring code uses (the nearest weighing most), what is defined right beside the target, what
+        shares a word with the target's name (`_align_column_choose_padfn` for `_align_column`,
+        `_mac_arch` for `mac_platforms`)."""
+        known = dict.fromkeys([*self.definitions, *self.constants, *self.imported])
+        scores: Counter[str] = Counter()
+        for function, weight in self._neighbours():
+            # In the order the names appear: equal scores rank alike in every process (a set's order
+            # changes with the hash seed, and so did the prompt).
+            for name in dict.fromkeys(node.id for node in ast.walk(function) if isinstance(node, ast.Name)):
+                if name in known:
+                    scores[name] += weight
+        for name in self._beside_target():
+            scores[name] += BESIDE_WEIGHT
+        for name, weight in self._sharing_words(known).items():
+            scores[name] += weight
+        scores.pop(self.top_name, None)
+        return scores
 
-    def _names_neighbours_use(self) -> list[str]:
-        """Module names used by the other functions, weighted by how close they are to the target."""
-        weights: Counter[str] = Counter()
+    def _neighbours(self) -> list[tuple[_Function, float]]:
+        """The other functions and methods, each with how much its names count: the class's own methods
+        most, then the module's functions, the nearer the more."""
         neighbours: list[tuple[_Function, float]] = []
         if self.owner is not None:
             neighbours += [(item, 3.0) for item in self.owner.body
@@ -159,16 +222,54 @@ class _ModuleView:
                 continue
             distance = abs(node.lineno - self.target_line)
             if isinstance(node, _Function):
-                neighbours.append((node, 1.0 + 50.0 / (50.0 + distance)))
-        known = set(self.definitions) | set(self.constants) | set(self.imported)
-        for function, weight in neighbours:
-            for name in {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} & known:
-                weights[name] += weight
-        return [name for name, _ in weights.most_common()]
+                neighbours.append((node, 0.2 + 40.0 / (20.0 + distance)))
+        return neighbours
+
+    def _beside_target(self) -> list[str]:
+        """The names bound between the target's top-level statement and the definitions on either side
+        of it (a private table written next to the function that indexes it, a one-line setting), and
+        those definitions."""
+        index = next((i for i, node in enumerate(self.body)
+                      if _first_line(node) <= self.target_line <= (node.end_lineno or node.lineno)), None)
+        if index is None:
+            return []
+        found: list[str] = []
+        for step in (-1, 1):
+            position = index + step
+            while 0 <= position < len(self.body):
+                node = self.body[position]
+                if isinstance(node, _Definition):
+                    found.append(node.name)
+                    break
+                # A string over several lines is usually a note (HumanEval/64's FIX), a one-line one a
+                # setting the body reads (a path, a format, a pattern: BigCodeBench's constants).
+                if not (_is_text(node) and (node.end_lineno or node.lineno) > node.lineno):
+                    found += _assigned(node)
+                position += step
+        return found
+
+    def _sharing_words(self, known: Iterable[str]) -> dict[str, float]:
+        """Names that share a word with the target's name, a word rarer in the module's names weighing
+        more (its class's words, for a method, half as much)."""
+        words_of = {name: _words(name) for name in known if name != self.top_name}
+        frequency = Counter(word for words in words_of.values() for word in words)
+        wanted = {word: 1.0 for word in _words(self.capsule.name)}
+        for class_name in self.capsule.class_names:
+            for word in _words(class_name):
+                wanted.setdefault(word, 0.5)
+        found: dict[str, float] = {}
+        for name, words in words_of.items():
+            weight = sum(wanted[word] / frequency[word] for word in sorted(words & wanted.keys()))
+            if weight:
+                found[name] = WORD_WEIGHT * weight
+        return found
 
     def _line_of(self, name: str) -> int:
         node = self.definitions.get(name) or self.constants.get(name)
         return node.lineno if node is not None else 0
+
+    def _distance(self, name: str) -> int:
+        return abs(self._line_of(name) - self.target_line)
 
     def _piece(self, name: str) -> _Piece | None:
         node = self.definitions.get(name) or self.constants.get(name)
@@ -179,7 +280,8 @@ class _ModuleView:
         if name in self.definitions:
             node = self.definitions[name]
             if isinstance(node, ast.ClassDef):
-                return _Piece(_class_summary(self.lines, node), (2, node.lineno))
+                return _Piece(_class_summary(self.lines, node), (2, node.lineno),
+                              _class_summary(self.lines, node, short=True))
             return _Piece(_function_summary(self.lines, node, ""), (2, node.lineno))
         if name in self.constants:
             node = self.constants[name]
@@ -199,8 +301,9 @@ class _ModuleView:
     def _own_class(self, node: ast.ClassDef, compact: bool, most_chars: int | None = None) -> str:
         """The target's class: every member but the target itself, private ones included.
 
-        `compact` (for a large class) leaves out the methods' docstring lines and body lines and a long
-        table's rows; `most_chars` then keeps `__init__` and the members nearest the target that fit."""
+        `compact` (for a large class) leaves out the methods' body lines and docstring lines (not a
+        parser's docstring line) and a long table's rows; `most_chars` then keeps its constructors and
+        parsers and the members nearest the target that fit."""
         lines = self.lines
         members: list[tuple[ast.stmt, str]] = []
         for item in node.body:
@@ -209,15 +312,20 @@ class _ModuleView:
             if isinstance(item, _Function):
                 if _first_line(item) == self.target_line:
                     continue
-                members.append((item, _method(lines, item, own_class=True, with_doc=not compact)))
+                if compact and _makes_instances(item) and item.name not in _CONSTRUCTORS:
+                    # A parser keeps its docstring line: what it makes an instance of.
+                    members.append((item, _method(lines, item, own_class=False)))
+                else:
+                    members.append((item, _method(lines, item, own_class=True, with_doc=not compact)))
             elif isinstance(item, ast.Assign | ast.AnnAssign):
                 text = _constant(lines, item, TABLE_LINES_SHOWN // 3 if compact else TABLE_LINES_SHOWN)
                 members.append((item, _indented(text, lines, item)))
         head = _class_head(lines, node)
         if most_chars is not None:
             room = most_chars - len(head)
-            # __init__ first: it tells the attributes every method may use.
-            nearest = sorted(members, key=lambda member: (getattr(member[0], "name", "") != "__init__",
+            # Constructors and parsers first: __init__ tells the attributes every method may use, and a
+            # method comparing or combining instances builds one from its other operand.
+            nearest = sorted(members, key=lambda member: (not _makes_instances(member[0]),
                                                           abs(member[0].lineno - self.target_line)))
             kept = []
             for member in nearest:
@@ -234,6 +342,26 @@ def _assigned(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [node.target.id]
     return []
+
+
+def _cost(piece: _Piece, budget: int) -> int:
+    """The characters a piece takes when shown (a large class, shortened)."""
+    if piece.shorter is not None and len(piece.text) > budget * LARGE_CLASS_SHARE:
+        return len(piece.shorter) + 2
+    return len(piece.text) + 2
+
+
+def _words(name: str) -> set[str]:
+    """'_alignColumn_padfn' -> {'align', 'column', 'padfn'}; common words and single letters left out."""
+    spaced = "".join(f"_{c}" if c.isupper() else c for c in name).lower()
+    return {_singular(word) for word in spaced.split("_") if len(word) > 1 and word not in _COMMON_WORDS}
+
+
+def _singular(word: str) -> str:
+    """'addresses' -> 'address', 'tags' -> 'tag' (roughly: enough to match a name's words)."""
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
 def _is_text(node: ast.stmt) -> bool:
@@ -332,17 +460,43 @@ def _class_head(lines: SourceLines, node: ast.ClassDef) -> str:
     return "\n".join(parts)
 
 
-def _class_summary(lines: SourceLines, node: ast.ClassDef) -> str:
-    """Another class of the module: its one-line attributes, what __init__ sets, its public methods."""
+def _class_summary(lines: SourceLines, node: ast.ClassDef, short: bool = False) -> str:
+    """Another class of the module: its one-line attributes, what __init__ sets, its public methods.
+
+    `short` (a class too large for what is left of the budget): its constructors and parsers, the
+    other public methods named in one comment line."""
     parts = [_class_head(lines, node)]
+    others: list[str] = []
     for item in node.body:
         if isinstance(item, ast.AnnAssign | ast.Assign) and item.end_lineno == item.lineno:
             parts.append("    " + lines.line_text(item.lineno).strip())
         elif isinstance(item, _Function):
-            if item.name.startswith("_") and item.name != "__init__":
+            if item.name.startswith("_") and item.name not in _CONSTRUCTORS:
+                continue
+            if short and not _makes_instances(item):
+                others.append(item.name)
                 continue
             parts.append(_method(lines, item, own_class=False))
+    if others:
+        names = ", ".join(dict.fromkeys(others))
+        parts.append(f"    # and {names if len(names) <= 100 else names[:100].rsplit(', ', 1)[0] + ', ...'}")
     return "\n".join(parts)
+
+
+def _makes_instances(item: ast.stmt) -> bool:
+    """A constructor or a parser of its class: __init__, __new__, __post_init__, a from_*/parse* method,
+    a classmethod that returns cls(...)."""
+    if not isinstance(item, _Function):
+        return False
+    if item.name in _CONSTRUCTORS or item.name.lstrip("_").lower().startswith(("from", "parse")):
+        return True
+    is_classmethod = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in item.decorator_list)
+    if not is_classmethod or not item.args.args:
+        return False
+    cls = item.args.args[0].arg
+    return any(isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+               and isinstance(node.value.func, ast.Name) and node.value.func.id == cls
+               for node in ast.walk(item))
 
 
 def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool = True) -> str:
@@ -355,7 +509,7 @@ def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool
     summary = "\n".join("    " + line for line in summary.split("\n"))
     length = (item.end_lineno or item.lineno) - _first_line(item) + 1
     shown_whole = own_class and with_doc and length <= SHORT_FUNCTION_LINES
-    if (own_class or item.name == "__init__") and not shown_whole:
+    if (own_class or item.name in _CONSTRUCTORS) and not shown_whole:
         attributes = _attributes_set(item)
         if attributes:
             summary += "\n        # sets " + ", ".join(attributes)
@@ -363,15 +517,21 @@ def _method(lines: SourceLines, item: _Function, own_class: bool, with_doc: bool
 
 
 def _attributes_set(function: _Function) -> list[str]:
-    """'self.x' for each attribute the method assigns, in order."""
+    """'self.x' for each attribute the method assigns, in order (for __new__, on the instance it makes:
+    `self = super().__new__(cls)`)."""
     receiver = (function.args.posonlyargs + function.args.args)[:1]
     if not receiver:
         return []
-    name = receiver[0].arg
+    names = {receiver[0].arg}
+    if function.name == "__new__":
+        names = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                 and node.value.func.attr == "__new__"
+                 for target in node.targets if isinstance(target, ast.Name)}
     found = [
-        f"{name}.{node.attr}" for node in ast.walk(function)
+        f"{node.value.id}.{node.attr}" for node in ast.walk(function)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-        and isinstance(node.value, ast.Name) and node.value.id == name
+        and isinstance(node.value, ast.Name) and node.value.id in names
     ]
     return list(dict.fromkeys(found))
 

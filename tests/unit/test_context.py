@@ -363,3 +363,120 @@ def test_a_method_of_a_large_class_sees_the_members_nearest_it_within_the_budget
     assert "def step_0(" not in context and "def late_59(" not in context
     # Far from the target, but it says which attributes exist.
     assert "    def __init__(self, scale):\n        self.scale_0 = scale\n" in context
+
+
+# Issue 51 item 4: what a body of the target is likely to use, though nothing in it names it.
+
+_KINDS = ("colour", "country", "currency", "language", "month", "planet", "element", "unit")
+_SETTINGS = ("FIRST", "LAST", "WIDTH", "FILL", "CASE", "SEPARATOR", "PREFIX", "SUFFIX")
+# Far from the target: tables and settings other functions use, more of them than the budget holds.
+FAR_TABLES = "".join(
+    f"_{kind.upper()}_NAMES = {{\n" + "".join(f'    "{kind}{i}": "{kind} number {i}",\n' for i in range(12))
+    + "}\n" + "".join(f'_{kind.upper()}_{setting} = "{setting.lower()}"\n' for setting in _SETTINGS) + "\n\n"
+    f'def {kind}_name(code):\n    """The {kind} name of `code`."""\n'
+    f"    name = _{kind.upper()}_NAMES[code]\n"
+    + "".join(f"    name = name + _{kind.upper()}_{setting}\n" for setting in _SETTINGS)
+    + "    return name\n\n\n"
+    f'def {kind}_codes():\n    """Every {kind} code."""\n'
+    f"    codes = sorted(_{kind.upper()}_NAMES)\n"
+    + "".join(f"    codes.append(_{kind.upper()}_{setting})\n" for setting in _SETTINGS)
+    + "    return codes\n\n\n"
+    for kind in _KINDS
+)
+ORDINALS = FAR_TABLES + '''_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def escape(text: str) -> str:
+    """The text with &, < and > escaped for HTML."""
+    return text.translate(_ESCAPES)
+
+
+_ORDINAL_WORDS = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+                  "ninth")
+
+
+def ordinal(n: int) -> str:
+    """The English ordinal of a number below ten, for an HTML page: 'third' for 3."""
+'''
+
+
+def test_a_function_sees_the_private_table_beside_it_and_the_translation_table_its_neighbour_uses() -> None:
+    context = module_context(capsule_by_qualname(ORDINALS, "ordinal"))
+    assert len(context) <= 4000
+    assert ('_ORDINAL_WORDS = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", '
+            '"eighth",\n                  "ninth")') in context
+    assert '_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})' in context
+    assert "def escape(text: str) -> str:\n" in context
+    # The far tables fill what is left, not the room the tables beside the target need.
+    assert 0 < sum(f"_{kind.upper()}_NAMES = {{" in context for kind in _KINDS) < len(_KINDS)
+
+
+def _release_class(parser: str) -> str:
+    """A class too large to be shown whole, its parser at the top and the target at the bottom."""
+    decorator = "    @classmethod\n"
+    doc = '        """The version `text` spells."""\n'
+    parse = {
+        "from_string": f"{decorator}    def from_string(cls, text):\n{doc}"
+                       '        return cls(int(part) for part in text.split("."))\n',
+        "parse": f"{decorator}    def parse(cls, text):\n{doc}"
+                 '        return cls(int(part) for part in text.split("."))\n',
+        # neither from_* nor parse*: a classmethod that returns cls(...)
+        "of": f"{decorator}    def of(cls, text):\n{doc}"
+              '        parts = text.split(".")\n        return cls(int(part) for part in parts)\n',
+    }[parser]
+    methods = "".join(
+        f'    def bump_{i}(self):\n        """Version with part {i} raised."""\n'
+        + "".join(f"        step_{j} = {j}\n" for j in range(14)) + "        return self\n\n"
+        for i in range(70)
+    )
+    return (
+        'class Release:\n    """A release number such as 1.2.3."""\n\n'
+        "    def __init__(self, parts):\n        self.parts = tuple(parts)\n\n"
+        f"{parse}\n{methods}"
+        "    def __lt__(self, other):\n"
+        '        """True when this release comes before `other`, a Release or a string such as \'1.2\'."""\n'
+    )
+
+
+@pytest.mark.parametrize("parser", ["from_string", "parse", "of"])
+def test_a_method_of_a_large_class_sees_the_class_parser_it_needs_to_compare(parser: str) -> None:
+    context = module_context(capsule_by_qualname(_release_class(parser), "Release.__lt__"))
+    assert len(context) <= 4000
+    assert context.startswith('# The class the function belongs to\nclass Release:\n')
+    assert "    def __init__(self, parts):\n        self.parts = tuple(parts)\n" in context
+    # Far from __lt__, kept first, with its docstring line: how to make a Release of a string.
+    assert f"    @classmethod\n    def {parser}(cls, text):\n" + '        """The version `text`' in context
+    assert "    def bump_69(self):\n" in context  # then the members nearest the target
+    assert "def bump_0(" not in context
+
+
+def _interval_class(methods: int) -> str:
+    return (
+        "import math\n\n\n"
+        'class Interval:\n    """A closed interval of the real line."""\n\n'
+        "    def __init__(self, low: float, high: float):\n"
+        "        self.low = low\n        self.high = high\n\n"
+        "    @classmethod\n    def parse(cls, text: str) -> \"Interval\":\n"
+        '        """The interval `text` spells, such as \'[1, 2]\'."""\n'
+        '        low, high = text.strip("[]").split(",")\n        return cls(float(low), float(high))\n\n'
+        + "".join(f'    def measure_{i}(self) -> float:\n        """Measure number {i}."""\n'
+                  f"        return (self.high - self.low) * {i}\n\n" for i in range(methods))
+        + "".join(f"\ndef helper_{i}(x):\n    return math.sqrt(x) + {i}\n\n"
+                  for i in range(40))
+        + '\ndef gap(first: Interval, second: "Interval") -> float:\n'
+        '    """The distance between the two intervals (0 when they overlap)."""\n'
+    )
+
+
+@pytest.mark.parametrize("methods", [8, 80], ids=["fits", "too large"])
+def test_a_type_named_in_an_annotation_is_shown_with_how_to_build_one(methods: int) -> None:
+    context = module_context(capsule_by_qualname(_interval_class(methods), "gap"))
+    assert len(context) <= 4000
+    assert 'class Interval:\n    """A closed interval of the real line."""\n' in context
+    assert "    def __init__(self, low: float, high: float):" in context
+    assert '    def parse(cls, text: str) -> "Interval":\n        """The interval `text` spells' in context
+    if methods == 8:  # named by the target's signature: whole, though it takes more than a fifth
+        assert "    def measure_7(self) -> float:" in context
+    else:  # its constructors and parsers, its other methods by name
+        assert "def measure_0(" not in context
+        assert "    # and measure_0, measure_1, measure_2," in context

@@ -5,6 +5,10 @@ the prompt's module context, and check that every name the library's own body us
 module-level name; for a method, a member of its class that the body reads through `self`) appears in
 the context. Prints how many functions using such names got all of them, and the context's size.
 
+A name counts as shown when the context mentions it anywhere (a neighbour's excerpt calling it is
+enough). The stricter second count asks for its definition: the first line of its assignment, its
+`def`/`class` line, its import; for a member, its `def`, its assignment or the `# sets` note.
+
 Usage: PYTHONPATH=server BUDGET=4000 python3 docs/results/module-context/recall.py OUT.json FILE.py...
 """
 
@@ -89,6 +93,54 @@ def missing_from(context: str, names: set[str]) -> list[str]:
     return missing
 
 
+def binding_lines(source: str) -> dict[str, list[str]]:
+    """For each module-level name, the first line of each statement binding it ('' for an import)."""
+    found: dict[str, list[str]] = {}
+    pending: list[ast.stmt] = list(ast.parse(source).body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, _Function | ast.ClassDef):
+            keyword = "class" if isinstance(statement, ast.ClassDef) else "def"
+            found.setdefault(statement.name, []).append(f"{keyword} {statement.name}")
+            continue
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            for alias in statement.names:
+                found.setdefault((alias.asname or alias.name).split(".")[0], []).append("")
+            continue
+        if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            line = ast.get_source_segment(source, statement) or ""
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        found.setdefault(node.id, []).append(line.split("\n", 1)[0])
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(statement, field, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            pending.extend(handler.body)
+    return found
+
+
+def undefined_in(context: str, names: set[str], bindings: dict[str, list[str]]) -> list[str]:
+    """The names whose definition the context does not show (a mention is not enough)."""
+    undefined = []
+    for name in sorted(names):
+        if name.startswith("self."):
+            bare = re.escape(name.removeprefix("self."))
+            patterns = [rf"\bdef {bare}\(", rf"\bself\.{bare}\s*(?:=|:)", rf"# sets [^\n]*\bself\.{bare}\b",
+                        rf"(?m)^\s+{bare}\s*(?::|=)"]
+        else:
+            lines = bindings.get(name, [])
+            if "" in lines:  # an import: the import block shows it
+                patterns = [rf"(?<![\w.]){re.escape(name)}\b"]
+            else:
+                patterns = [rf"(?m)^(?:async )?{re.escape(line)}\b" if line.startswith(("def ", "class "))
+                            else rf"(?m)^{re.escape(line)}" for line in lines if line]
+        if not any(re.search(pattern, context) for pattern in patterns):
+            undefined.append(name)
+    return undefined
+
+
 def stubbed(capsule: Capsule) -> str:
     source = capsule.module_source
     return source[: capsule.body_start] + capsule.indent + "...\n" + source[capsule.body_end :]
@@ -103,6 +155,7 @@ def measure(files: list[str], budget: int) -> list[dict]:
         except (OSError, CapsuleError) as error:
             print(f"skipped {file}: {error}", file=sys.stderr)
             continue
+        bindings = binding_lines(path.read_text(encoding="utf-8"))
         for capsule in capsules:
             if capsule.is_stub or capsule.inline_body or "<" in capsule.qualname \
                     or capsule.qualname.count(".") > 1:
@@ -113,7 +166,8 @@ def measure(files: list[str], budget: int) -> list[dict]:
             seconds = time.perf_counter() - started
             used = used_names(capsule)
             records.append({"file": file, "qualname": capsule.qualname, "used": sorted(used),
-                            "missing": missing_from(context, used), "chars": len(context),
+                            "missing": missing_from(context, used),
+                            "undefined": undefined_in(context, used, bindings), "chars": len(context),
                             "seconds": seconds})
     return records
 
@@ -125,6 +179,9 @@ def main() -> None:
     found = sum(len(r["used"]) - len(r["missing"]) for r in users)
     print(f"{len(records)} functions, {len(users)} use module names, all of them in the context: "
           f"{sum(not r['missing'] for r in users)}; names found {found}/{sum(len(r['used']) for r in users)}")
+    defined = sum(len(r["used"]) - len(r["undefined"]) for r in users)
+    print(f"definitions shown: all of them for {sum(not r['undefined'] for r in users)}; "
+          f"names {defined}/{sum(len(r['used']) for r in users)}")
     chars = [r["chars"] for r in records]
     seconds = [r["seconds"] for r in records]
     print(f"context characters median {statistics.median(chars):.0f}, max {max(chars)}; "
