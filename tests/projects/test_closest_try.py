@@ -32,7 +32,7 @@ def test_the_closest_try_is_shown_marked_failing_and_not_written(
         tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
     module = stub(project)
     fake.queue(ONE_WRONG, BOTH_WRONG)
-    code, report, stderr = generate_json(f"{module}::add", tmp_path, fake.base_url, "--write")
+    code, report, _ = generate_json(f"{module}::add", tmp_path, fake.base_url, "--write")
     [result] = report["results"]
     assert (code, result["status"], report["written"]) == (1, "gave_up", False)
     assert module.read_text() == MODULE
@@ -45,7 +45,7 @@ def test_the_closest_try_is_shown_marked_failing_and_not_written(
 def test_write_closest_writes_it_and_still_exits_1(tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
     module = stub(project)
     fake.queue(BOTH_WRONG, ONE_WRONG)
-    code, report, stderr = generate_json(f"{module}::add", tmp_path, fake.base_url, "--write-closest")
+    code, report, _ = generate_json(f"{module}::add", tmp_path, fake.base_url, "--write-closest")
     assert (code, report["written"]) == (1, True)
     assert "return 3 if a == 1 else 5" in module.read_text()
 
@@ -54,7 +54,8 @@ def test_the_terminal_shows_the_closest_diff_and_one_next_step(
         tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
     module = stub(project)
     fake.queue(BOTH_WRONG, ONE_WRONG)
-    done = pycapsule("generate", f"{module}::add", "--max-attempts", "2", home=tmp_path, model_url=fake.base_url)
+    done = pycapsule("generate", f"{module}::add", "--max-attempts", "2", home=tmp_path,
+                     model_url=fake.base_url)
     assert done.returncode == 1
     assert "add: the closest try was attempt 2, still failing: " in done.stderr
     assert "not written; --write-closest writes it" in done.stderr
@@ -73,7 +74,8 @@ def test_write_closest_after_a_preview_asks_no_model(tmp_path: Path, project: Pa
     assert "return 3 if a == 1 else 5" in module.read_text()
 
 
-def test_a_new_run_starts_from_what_earlier_runs_found(tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
+def test_a_new_run_starts_from_what_earlier_runs_found(
+        tmp_path: Path, project: Path, fake: FakeOpenAI) -> None:
     module = stub(project)
     fake.queue(BOTH_WRONG)
     generate_json(f"{module}::add", tmp_path, fake.base_url, "--max-attempts", "1")
