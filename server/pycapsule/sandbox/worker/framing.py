@@ -5,6 +5,7 @@ import os
 import struct
 
 FRAME_HEADER = struct.Struct(">I")
+_write = os.write  # bound at import, before any job: a job that replaces os.write does not reach it
 MAX_INPUT_FRAME = 64 * 1024 * 1024
 
 
@@ -21,10 +22,13 @@ def read_frame(stream):
     return json.loads(payload.decode("utf-8"))
 
 
-def write_frame(fd, message):
-    payload = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    data = FRAME_HEADER.pack(len(payload)) + payload
+def write_all(fd, data):
+    """All of `data` to `fd`, however many writes that takes (raises OSError)."""
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        view = view[_write(fd, view):]
+
+
+def write_frame(fd, message):
+    payload = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    write_all(fd, FRAME_HEADER.pack(len(payload)) + payload)

@@ -10,6 +10,7 @@ import sys
 import traceback
 
 from .configure import FORWARDED_SIGNALS, PR_SET_PDEATHSIG, prctl
+from .framing import write_all
 from .limits import set_cpu_limit, set_limits
 from .module_import import job_path
 from .runner import COMMAND_FD, EXAMPLE_FD, REPORT_FD, Commands, run_job_in_child, send_report
@@ -94,16 +95,12 @@ class Child:
         self.pid = zygote.fork(self.job_dir, [job_r, out_w, err_w, report_w, example_w])
         for fd in (job_r, out_w, err_w, report_w, example_w):
             os.close(fd)
-    def start(self, job):
-        """Hand the job over; False when the child died while it waited."""
-        return self.send(job)
 
     def send(self, message):
-        """One line to the job (JSON; its escapes keep lone surrogates intact); False when it is gone."""
+        """One line to the job, the job itself first, then the worker's commands (JSON; its escapes keep
+        lone surrogates intact); False when the job process is gone."""
         try:
-            view = memoryview(json.dumps(message).encode("ascii") + b"\n")
-            while view:
-                view = view[os.write(self.job_w, view):]
+            write_all(self.job_w, json.dumps(message).encode("ascii") + b"\n")
             return True
         except OSError:
             return False

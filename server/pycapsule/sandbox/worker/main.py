@@ -53,7 +53,7 @@ def run_job(job, config, child, zygote):
     path = job_path(job, config, child.job_dir)
     prepared, flags = prepare(job, path)
     verdicts = Verdicts(prepared, flags, path, whole_module=bool(job.get("whole_module")))
-    if child.pid is None or not child.start(job):
+    if child.pid is None or not child.send(job):
         child.close()
         return None
     limit = int(job["output_limit"])

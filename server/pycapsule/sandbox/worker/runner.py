@@ -16,6 +16,7 @@ import traceback
 import types
 
 from .conftests import ConftestFailed, doctest_namespace, load_conftests
+from .framing import write_all
 from .module_import import import_job_module
 from .text import GOT_CAP, MESSAGE_CAP, clip
 from .working_dir import write_scratch
@@ -26,7 +27,6 @@ COMMAND_FD = 4
 EXAMPLE_FD = 5
 # Bound before any job runs: a job that replaces these names later does not reach the runner's own.
 ORIGINAL_DISPLAYHOOK = sys.__displayhook__
-_write = os.write
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 CHAIN_CAP = 16
 # A host that does not resolve, or a network that is not there: what a sandbox without a network answers.
@@ -136,10 +136,7 @@ def conftest_error(failed, project_dir):
 
 
 def send_report(message):
-    data = (_encode(message) + "\n").encode("utf-8", "surrogatepass")
-    view = memoryview(data)
-    while view:
-        view = view[_write(REPORT_FD, view):]
+    write_all(REPORT_FD, (_encode(message) + "\n").encode("utf-8", "surrogatepass"))
 
 
 class ExampleOutput(io.StringIO):
@@ -153,9 +150,7 @@ class ExampleOutput(io.StringIO):
     def write(self, text):
         if not isinstance(text, str):
             raise TypeError(f"string argument expected, got '{type(text).__name__}'")
-        view = memoryview(text.encode("utf-8", "surrogatepass"))
-        while view:
-            view = view[_write(self._fd, view):]
+        write_all(self._fd, text.encode("utf-8", "surrogatepass"))
         return len(text)
 
 

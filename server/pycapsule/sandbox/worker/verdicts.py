@@ -92,10 +92,6 @@ class Prepared:
             self.examples.append(example)
             self.flags.append(flags)
 
-    def wire(self):
-        sources = [example.source for example in self.examples]
-        return {"qualname": self.qualname, "lookup": self.lookup, "examples": sources}
-
 
 def prepare(job, path):
     """The job's doctest items as the worker runs them; items that need no run are left out of the job."""

@@ -53,9 +53,10 @@ def prewarm(job_dir):
     main_module = sys.modules.get("__main__")
     path = os.path.join(job_dir, ".pycapsule-warm-up.py")  # a name no project file links here
     try:
-        worker = OwnWorker(warm_up_job(), path)
+        job = warm_up_job()
+        worker = OwnWorker(job, path)
         with open(os.devnull, "w") as devnull:
-            run_job_in_child(warm_up_job(), path, worker, report=worker.report, out_fd=devnull.fileno())
+            run_job_in_child(job, path, worker, report=worker.report, out_fd=devnull.fileno())
     finally:
         sys.modules["__main__"] = main_module
         linecache.clearcache()
