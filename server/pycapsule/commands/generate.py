@@ -48,7 +48,7 @@ from pycapsule.config import load_settings, project_root
 from pycapsule.debugging.signature import SignatureMismatch, splice
 from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.engine import Engine
-from pycapsule.events import Outcome
+from pycapsule.events import Closest, Outcome
 from pycapsule.exit_codes import ExitCode
 from pycapsule.interpreter import settings_interpreter
 from pycapsule.signals import handling
@@ -199,9 +199,11 @@ def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: prev
         say(PREFIX, _what_was_kept(done, error, written, bool(args.write)))
     passed = all(name in done.outcomes and done.outcomes[name].status == "passed" for name in done.targets)
     code = error.code if error is not None else ExitCode.OK if passed else ExitCode.FAILED
-    results = [_result(done, name, path) for name in done.targets]
+    closest_diffs = {name: _diff(path, done.text, _with_closest(done, path, only=name))
+                     for name, _ in _closest_tries(done)}
+    results = [_result(done, name, closest_diffs.get(name, "")) for name in done.targets]
     if not args.json:
-        _tell_closest(done, path, bool(args.write_closest))
+        _tell_closest(done, closest_diffs, bool(args.write_closest))
     if not args.write and error is None and done.targets:
         previews.keep(target, previews.Preview(done.text, passed, results, time.time(), closest_text=closest))
     if args.json:
@@ -214,35 +216,37 @@ def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: prev
     return int(code)
 
 
+def _closest_tries(done: _Run) -> list[tuple[str, Closest]]:
+    """The functions that gave up with a try to show, and that try, in target order."""
+    tries = [(name, done.outcomes[name].closest) for name in done.targets if name in done.outcomes]
+    return [(name, closest) for name, closest in tries if closest is not None]
+
+
 def _with_closest(done: _Run, path: Path, only: str | None = None) -> str:
     """The run's text with, for each function that gave up (or only `only`), its closest try as its body."""
     text = done.text
-    for name in [only] if only else done.targets:
-        outcome = done.outcomes.get(name)
-        if outcome is None or outcome.status != "gave_up" or outcome.closest is None:
+    for name, closest in _closest_tries(done):
+        if only is not None and name != only:
             continue
         try:
-            text = splice(capsule_by_qualname(text, name, path), outcome.closest.code).new_source
+            text = splice(capsule_by_qualname(text, name, path), closest.code).new_source
         except (CapsuleError, SignatureMismatch):
             continue
     return text
 
 
-def _tell_closest(done: _Run, path: Path, written: bool) -> None:
-    """For each function that gave up: its closest try as a diff marked failing, and the one next step."""
-    for name in done.targets:
-        outcome = done.outcomes.get(name)
-        if outcome is None or outcome.status != "gave_up" or outcome.closest is None:
-            continue
-        closest = outcome.closest
+def _tell_closest(done: _Run, diffs: dict[str, str], written: bool) -> None:
+    """For each function that gave up: its closest try as a diff marked failing (`diffs`), and the one next
+    step."""
+    for name, closest in _closest_tries(done):
         where = "written (--write-closest)" if written else "not written; --write-closest writes it"
         say(PREFIX, f"{name}: the closest try was attempt {closest.attempt}, still failing: "
                     f"{closest.failing}; {where}")
-        diff = _diff(path, done.text, _with_closest(done, path, only=name))
+        diff = diffs[name]
         if diff:
             shown = "".join(f"  {line}" for line in diff.splitlines(keepends=True))
             sys.stderr.write(terminal_safe(shown) if sys.stderr.isatty() else shown)
-        say(PREFIX, f"{name}: next: {_hint(outcome, done.embedded)}")
+        say(PREFIX, f"{name}: next: {_hint(done.outcomes[name], done.embedded)}")
 
 
 def _hint(outcome: Outcome, embedded: bool) -> str:
@@ -316,7 +320,7 @@ def _what_was_kept(done: _Run, error: CommandError, written: bool, write: bool) 
     return why
 
 
-def _result(done: _Run, qualname: str, path: Path) -> dict[str, Any]:
+def _result(done: _Run, qualname: str, closest_diff: str) -> dict[str, Any]:
     """One target in the JSON document; a target the run did not finish is "cancelled" (under way when
     interrupted) or "not_run"."""
     outcome = done.outcomes.get(qualname)
@@ -328,7 +332,7 @@ def _result(done: _Run, qualname: str, path: Path) -> dict[str, Any]:
             "changed": outcome.new_source is not None, "verified_by": outcome.verified_by,
             "closest": None if outcome.closest is None else {
                 "attempt": outcome.closest.attempt, "failing": outcome.closest.failing,
-                "diff": _diff(path, done.text, _with_closest(done, path, only=qualname))},
+                "diff": closest_diff},
         }
     why = "interrupted" if done.interrupted is not None else \
         f"the {done.stopped.unavailable if done.stopped else 'model'} cannot be used"
