@@ -17,13 +17,14 @@ from __future__ import annotations
 import ast
 import codecs
 import contextlib
+import difflib
 import doctest
 import io
 import os
 import re
 import tempfile
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -501,10 +502,26 @@ def capsule_by_qualname(source: str, qualname: str, path: Path | None = None) ->
     found = _build(source, path, lambda name, node: name == qualname)
     if found:
         return found[0]
-    module = parse_module(source)
-    known = ", ".join(name for name, _, _ in list(_functions(module))[:8]) or "none"
-    where = f" in {path}" if path else ""
-    raise CapsuleError(f"There is no function {qualname}{where} (functions: {known}).")
+    known = [name for name, _, _ in _functions(parse_module(source))]
+    raise CapsuleError(no_such_function(qualname, path, known))
+
+
+def no_such_function(qualname: str, where: object, known: Iterable[str]) -> str:
+    """The one sentence for a name that is not a function of the file `where` (None: not
+    said), for `check`, `generate` and the language server alike, with the names it most likely meant
+    (`known`: the file's functions, in file order)."""
+    names = list(dict.fromkeys(known))
+    leaf = qualname.rpartition(".")[2]
+    close = [name for name in names if name.rpartition(".")[2] == leaf]  # `square` for `Shapes.square`
+    close = close or difflib.get_close_matches(qualname, names, n=3, cutoff=0.6)
+    if close:
+        hint = f"; did you mean {' or '.join(repr(name) for name in close[:3])}?"
+    elif names:
+        hint = f" (its functions: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})."
+    else:
+        hint = " (it defines none)."
+    in_file = f" in {where}" if where is not None else ""
+    return f"there is no function named {qualname!r}{in_file}{hint}"
 
 
 def _node_lines(node: _FunctionNode) -> tuple[int, int]:

@@ -20,7 +20,10 @@ async def test_bad_command_arguments_are_one_sentence(editor: Editor):
     cases = [
         ((), "Expected"),
         (({"qualname": "add"},), '"uri"'),
-        (({"uri": uri, "qualname": "nope"},), "There is no function `nope`"),
+        (({"uri": uri, "qualname": "nope"},), "There is no function named 'nope' in "),
+        # the sentence `check` and `generate` say (capsule.no_such_function), with what was likely meant
+        (({"uri": uri, "qualname": "ad"},), "There is no function named 'ad' in "),
+        (({"uri": uri, "qualname": "ad"},), "mod.py; did you mean 'add'?"),
         (({"uri": uri, "position": {"line": 0, "character": 0}},), "There is no function at line 1"),
         (({"uri": uri, "qualname": "double"},), "already has a body"),
     ]

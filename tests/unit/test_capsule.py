@@ -184,7 +184,7 @@ def test_syntax_error_is_a_capsule_error_with_its_line() -> None:
 
 
 def test_unknown_qualname_names_the_functions_that_exist() -> None:
-    with pytest.raises(CapsuleError, match=r"There is no function nope \(functions: add, Shapes.area"):
+    with pytest.raises(CapsuleError, match=r"no function named 'nope' \(its functions: add, Shapes.area"):
         capsule_by_qualname(MODULE, "nope")
 
 

@@ -4,11 +4,11 @@ with every way that can fail as one `CommandError` (a usage error, or a syntax e
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pycapsule import capsule
 from pycapsule.capsule import CapsuleError, SourceFile, nul_byte_line, read_source_file
 from pycapsule.commands.output import CommandError, UsageError
 from pycapsule.exit_codes import ExitCode
@@ -68,19 +68,8 @@ def read_target(text: str, command: str) -> ReadTarget:
 
 
 def no_such_function(path: Path, qualname: str, known: Iterable[str]) -> UsageError:
-    """`PATH::QUALNAME` names nothing in the file: one sentence for `check` and `generate` alike, with the
-    names it most likely meant (`known`: the names the command accepts, in file order)."""
-    names = list(dict.fromkeys(known))
-    leaf = qualname.rpartition(".")[2]
-    close = [name for name in names if name.rpartition(".")[2] == leaf]  # `square` for `Shapes.square`
-    close = close or difflib.get_close_matches(qualname, names, n=3, cutoff=0.6)
-    if close:
-        hint = f"; did you mean {' or '.join(repr(name) for name in close[:3])}?"
-    elif names:
-        hint = f" (its functions: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})"
-    else:
-        hint = " (it defines none)"
-    return UsageError(f"there is no function named {qualname!r} in {path}{hint}")
+    """`PATH::QUALNAME` names nothing in the file: `capsule.no_such_function`'s sentence, a usage error."""
+    return UsageError(capsule.no_such_function(qualname, path, known))
 
 
 def parse_python(source: str, path: Path) -> ast.Module:

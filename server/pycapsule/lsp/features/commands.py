@@ -14,14 +14,13 @@ The names are protocol.py's.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from pycapsule.capsule import CapsuleError
+from pycapsule.capsule import CapsuleError, no_such_function
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
 from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
@@ -73,42 +72,29 @@ def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:
     return target
 
 
-def _capsule(document: ParsedDocument, target: dict[str, Any]) -> CapsuleOutline:
-    qualname = target.get("qualname")
-    if isinstance(qualname, str):
-        function = document.outline_of(qualname)
-        if function is None:
-            raise _invalid(f"There is no function `{qualname}` in {document.uri}.")
-        return function
-    position = target.get("position")
-    if not (isinstance(position, dict) and isinstance(position.get("line"), int)):
-        raise _invalid('The command needs a "qualname" or a "position" {"line", "character"}.')
-    function = document.outline_at_line(position["line"])
-    if function is None:
-        raise _invalid(f"There is no function at line {position['line'] + 1} of {document.uri}.")
-    return function
+def _no_such_function(document: ParsedDocument, qualname: str) -> JsonRpcInvalidParams:
+    """The sentence `check` and `generate` use, with the functions the document most likely meant."""
+    known = (function.qualname for function in document.outline)
+    sentence = no_such_function(qualname, document.path or document.uri, known)
+    return _invalid(sentence[:1].upper() + sentence[1:])
 
 
 async def _start(services: Services, arguments: tuple[Any, ...], mode: Mode) -> dict[str, Any]:
     target = _target(arguments)
+    qualname, position = target.get("qualname"), target.get("position")
+    if not isinstance(qualname, str):
+        qualname = None
+        if not (isinstance(position, dict) and isinstance(position.get("line"), int)):
+            raise _invalid('The command needs a "qualname" or a "position" {"line", "character"}.')
     try:
-        document = services.documents.parsed(target["uri"])
+        text = services.server.workspace.get_text_document(target["uri"]).source
     except (OSError, UnicodeDecodeError) as exc:
         raise _invalid(f"{target['uri']} cannot be read: {exc}") from None
-    if document.syntax_error is not None:
-        # The doctests import the whole module, so nothing can run until the file parses again.
-        message = (
-            f"nothing was started: the file does not parse ({document.syntax_error.message}); fix that first."
-        )
-        show(services.server, message, types.MessageType.Warning)
-        return {"status": "error", "message": message}
-    function = _capsule(document, target)
-    if mode == "generate" and not function.is_stub:
-        raise _invalid(f"`{function.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
-    try:
-        capsule = await asyncio.get_running_loop().run_in_executor(None, document.capsule, function.qualname)
-    except CapsuleError as exc:
-        raise _invalid(exc.message) from None
-    if capsule is None:
-        raise _invalid(f"There is no function `{function.qualname}` in {document.uri}.")
-    return services.runs.start(document, capsule, mode)
+    line = None if qualname is not None else position["line"]
+    answer = await services.runs.start(target["uri"], text, qualname, line, mode)
+    if not isinstance(answer, Refusal):
+        return answer
+    if answer.kind == "target":
+        raise _invalid(answer.message)
+    show(services.server, answer.message, types.MessageType.Warning)
+    return {"status": "error", "message": answer.message}
