@@ -46,3 +46,30 @@ def test_an_attempt_whose_examples_could_not_all_run_comes_after_any_that_ran() 
     assert _scored_body(events) == "return a - b"
     record = fold_events(TASK, capsule_by_qualname(PROMPT, "add"), events)
     assert record.examples_failed == [None, 2, None]
+
+
+def test_the_raw_reply_is_kept_for_answers_that_yielded_no_function_only() -> None:
+    """The streamed reply (what the model wrote, not the loop's cut of it), for no_code and unparseable
+    answers; a retried call's void text is dropped; the home folder is taken out."""
+    from pathlib import Path
+
+    from pycapsule.events import ModelRetrying, TokensStreamed
+
+    home = str(Path.home())
+    reply = f"Here it is, see {home}/x:\n```python\ndef add(a, b)\n    return a + b\n```\n"
+    events: list[Event] = [
+        AttemptStarted(1, 3, "generate"), TokensStreamed(1, "void"), ModelRetrying(1, "busy", 1.0),
+        *[TokensStreamed(1, piece) for piece in (reply[:20], reply[20:])],
+        AttemptFinished(1, False, "no usable code in the answer: not valid Python", "", reply[:10],
+                        Usage(10, 5), 1.0, "no_code"),
+        AttemptStarted(2, 3, "restart"), TokensStreamed(2, "```python\ndef other(a, b): return 1\n```"),
+        AttemptFinished(2, False, "the code does not fit `add`: The reply does not define the function add",
+                        "", "def other(a, b): return 1\n", Usage(10, 5), 1.0, "signature"),
+        AttemptStarted(3, 3, "restart"), TokensStreamed(3, "def add(a): return a"),
+        AttemptFinished(3, False, "the code does not fit `add`: The reply's add has 1 parameter(s)", "",
+                        "def add(a): return a\n", Usage(10, 5), 1.0, "signature"),
+        Finished(Outcome("gave_up", "still failing", None, (), 3)),
+    ]
+    record = fold_events(TASK, capsule_by_qualname(PROMPT, "add"), events)
+    assert record.replies == {"1": reply.replace(home, "~"),
+                              "2": "```python\ndef other(a, b): return 1\n```"}

@@ -10,11 +10,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 
+from pycapsule.bench.lost_answers import not_parseable, scrub
 from pycapsule.bench.records import TaskRecord
 from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import Capsule
 from pycapsule.debugging.signature import SignatureMismatch, splice
-from pycapsule.events import AttemptFinished, AttemptStarted, Event, Finished
+from pycapsule.events import AttemptFinished, AttemptStarted, Event, Finished, ModelRetrying, TokensStreamed
 
 # attempts whose answer never became a module (nothing the scorer could run)
 _UNRUNNABLE = ("no_code", "signature")
@@ -31,12 +32,19 @@ def candidate_module(capsule: Capsule, code: str) -> str | None:
 def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> TaskRecord:
     """Consume one run of the loop; the record's final code is the loop's answer, else the attempt that
     failed the fewest of the prompt's examples (the earliest of equals: the greedy first answer wins ties)."""
-    record = TaskRecord(task_id=task.task_id, prompt_key=task.prompt_key, status="failed")
+    record = TaskRecord(task_id=task.task_id, prompt_key=task.prompt_key, status="failed",
+                        function=capsule.name)
     began = time.monotonic()
     best: tuple[tuple[bool, int, int], str] | None = None
+    streamed: dict[int, list[str]] = {}  # each attempt's reply as the model streamed it
+    folders = [capsule.path.parent] if capsule.path is not None else []
     for event in events:
         if isinstance(event, AttemptStarted) and event.attempt > 0:
             record.model_calls += 1
+        elif isinstance(event, TokensStreamed):
+            streamed.setdefault(event.attempt, []).append(event.text)
+        elif isinstance(event, ModelRetrying):
+            streamed.pop(event.attempt, None)  # the text streamed so far is void
         elif isinstance(event, AttemptFinished) and event.attempt > 0:
             record.attempts = event.attempt
             record.prompt_tokens += event.usage.prompt_tokens
@@ -47,6 +55,9 @@ def fold_events(task: BenchTask, capsule: Capsule, events: Iterable[Event]) -> T
             record.attempt_tokens.append([event.usage.prompt_tokens, event.usage.completion_tokens])
             record.attempt_seconds.append(round(event.seconds, 3))
             record.examples_failed.append(event.failed_examples)
+            if not_parseable(event.verdict, event.headline):
+                reply = "".join(streamed.get(event.attempt, ())) or event.code
+                record.replies[str(event.attempt)] = scrub(reply, folders)
             if event.passed and event.verdict == "passed" and record.passed_attempt is None:
                 record.passed_attempt = event.attempt
             if event.verdict not in _UNRUNNABLE:
@@ -89,4 +100,4 @@ def first_attempt(record: TaskRecord, capsule: Capsule) -> TaskRecord | None:
         generation_seconds=record.attempt_seconds[0], headlines=record.headlines[:1], codes=record.codes[:1],
         attempt_tokens=record.attempt_tokens[:1], attempt_seconds=record.attempt_seconds[:1],
         examples_failed=record.examples_failed[:1],
-        final_code=final_code)
+        replies={key: reply for key, reply in record.replies.items() if key == "1"}, final_code=final_code)

@@ -61,6 +61,11 @@ class TaskRecord:
     """Each attempt's wall time (model and examples)."""
     examples_failed: list[int | None] = field(default_factory=list)
     """Each attempt's count of failed examples (None: they could not all run)."""
+    function: str = ""
+    """The name of the function the model was asked for (records before 2026-11-28 lack it)."""
+    replies: dict[str, str] = field(default_factory=dict)
+    """The model's raw reply of each attempt that yielded no usable function (bench/lost_answers.py), by
+    attempt number ('1', '2', ...): failed extractions only, the machine's folders taken out."""
     final_code: str | None = None
     """The module that was scored."""
     reused_from: str | None = None

@@ -6,6 +6,7 @@ row, so direct and self-debugging runs of the same model sit side by side.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from pycapsule.bench.summary import RunSummary, summarize
 
 ATTEMPTS_PLOT = "attempts.png"
 PASS_PLOT = "pass_at_1.png"
+SUMMARY = "summary.json"
+"""The report's figures per run, for scripts (written beside report.md)."""
 
 
 def load_runs(out: Path) -> list[RunSummary]:
@@ -184,6 +187,30 @@ def _diagnosis_table(runs: list[RunSummary]) -> list[str]:
     return lines
 
 
+def _lost_lines(runs: list[RunSummary]) -> list[str]:
+    """Answers the loop got no function from, and whose loss each was (issue 51)."""
+    lines = ["", "## Answers not parseable (no function of the target's name, or code that does not parse)",
+             "",
+             "Each one's raw reply searched again by a second, independent route (every fenced piece, every "
+             "`def name(` block, parsed): a complete definition found there is pycapsule's loss, none is the "
+             "model's own (bench/lost_answers.py).", ""]
+    for r in runs:
+        lost = r.lost
+        where = f" ({', '.join(lost.as_json()['pycapsule_attempts'])})" if lost.count("pycapsule") else ""
+        lines.append(f"- {r.model} / {r.dataset} / {r.label}: {lost.line()}{where}")
+    return lines
+
+
+def summary_json(runs: list[RunSummary]) -> dict[str, Any]:
+    """The report's main figures per run, as `summary.json` holds them."""
+    return {"runs": [{
+        "model": r.model, "dataset": r.dataset, "mode": r.mode, "label": r.label, "tasks": r.total_tasks,
+        "done": r.done, "scored": r.scored, "hidden_passed": r.passed, "pass_at_1": round(r.pass_at_1, 1),
+        "examples_passed": r.called_passed, "model_calls_per_task": round(r.mean_model_calls, 2),
+        "answers_not_parseable": r.lost.as_json(),
+    } for r in runs]}
+
+
 def _provenance(runs: list[RunSummary]) -> list[str]:
     lines = ["", "## How each run was made", ""]
     for r in runs:
@@ -230,6 +257,7 @@ def render_markdown(runs: list[RunSummary], plots: list[str]) -> str:
         *_contingency_table(runs),
         *_time_table(runs),
         *_diagnosis_table(runs),
+        *_lost_lines(runs),
         *_provenance(runs),
     ]
     if plots:
@@ -289,11 +317,13 @@ def _plot_pass_at_1(runs: list[RunSummary], path: Path) -> bool:
 
 
 def write_report(out: Path, *, plots: bool = True) -> Path:
-    """(Re)build `out/report.md` and, with `plots`, its plots from every run recorded in `out`; returns the
-    report's path. Without plots the report shows none (a published folder keeps no generated images)."""
+    """(Re)build `out/report.md`, `out/summary.json` and, with `plots`, its plots from every run recorded in
+    `out`; returns the report's path. Without plots the report shows none (a published folder keeps no
+    generated images)."""
     runs = load_runs(out)
     drawn = [name for name, draw in ((PASS_PLOT, _plot_pass_at_1), (ATTEMPTS_PLOT, _plot_attempts))
              if plots and draw(runs, out / name)]
     report = out / "report.md"
     report.write_text(render_markdown(runs, drawn), encoding="utf-8")
+    (out / SUMMARY).write_text(json.dumps(summary_json(runs), indent=2) + "\n", encoding="utf-8")
     return report

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import mean, median
 from typing import Any
 
+from pycapsule.bench.lost_answers import LostAnswers, lost_answers
 from pycapsule.bench.records import TaskRecord
 from pycapsule.debugging.sandbox_lacks import HEADLINE_START
 
@@ -94,6 +95,8 @@ class RunSummary:
     """Scored tasks whose outcome pycapsule called passed (its examples and visible tests pass)."""
     called_passed_right: int = 0
     """Of those, the ones that pass the hidden tests too."""
+    lost: LostAnswers = field(default_factory=LostAnswers)
+    """Answers that yielded no usable function, and whose loss each was (bench/lost_answers.py)."""
 
     @property
     def precision(self) -> float | None:
@@ -188,4 +191,5 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
         called_passed=len(examples_passed),
         called_passed_right=sum(1 for r in examples_passed if r.passed),
+        lost=lost_answers(done),
     )
