@@ -133,3 +133,18 @@ def test_the_extractor_and_the_second_route_agree_on_the_models_own() -> None:
         except NoCodeError:
             continue
         assert not definition_in(code, "add")
+
+
+def test_the_command_counts_a_records_file_without_reused_generations(tmp_path, capsys) -> None:
+    import json
+    from dataclasses import asdict, replace
+
+    from pycapsule.bench.lost_answers import main
+
+    path = tmp_path / "run.jsonl"
+    reused = replace(RECORDS["T/1"], task_id="T/9", reused_from="other.jsonl")
+    path.write_text("".join(json.dumps(asdict(r)) + "\n" for r in [*RECORDS.values(), reused]))
+    assert main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 tasks generated; answers not parseable: 5, of which the model's own: 2, pycapsule's: 1" in out
+    assert "  T/1 attempt 1: pycapsule\n" in out

@@ -215,3 +215,33 @@ def lost_answers(records: Iterable[Any], names: dict[str, str] | None = None) ->
             judged = owner(reply_of(record, index), name) if name else UNKNOWN
             found.attempts.append((record.task_id, index + 1, judged))
     return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python3 -m pycapsule.bench.lost_answers RECORDS... [--dataset NAME]`: the count of each records file
+    (`.jsonl` or `.jsonl.gz`), generations reused from another file left out; `--dataset` names the tasks'
+    functions where the records do not (HumanEval's task ids are numbers)."""
+    import argparse
+
+    from pycapsule.bench.records import read_records
+
+    parser = argparse.ArgumentParser(prog="python3 -m pycapsule.bench.lost_answers")
+    parser.add_argument("records", nargs="+", type=Path)
+    parser.add_argument("--dataset", help="a bench dataset whose entry points name the functions")
+    args = parser.parse_args(argv)
+    names: dict[str, str] = {}
+    if args.dataset:
+        from pycapsule.bench.datasets import load_tasks
+
+        names = {task.task_id: task.entry_point for task in load_tasks(args.dataset)[1]}
+    for path in args.records:
+        records = [r for r in read_records(path).values() if not r.reused_from]
+        lost = lost_answers(records, names)
+        print(f"{path}: {len(records)} tasks generated; {lost.line()}")
+        for task_id, attempt, who in lost.attempts:
+            print(f"  {task_id} attempt {attempt}: {who}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
