@@ -44,6 +44,7 @@ from pydantic import (
     model_validator,
 )
 
+from pycapsule.embedded_model.catalog import CATALOG, DEFAULT_SIZE, OLD_SIZE_ENV
 from pycapsule.redact import mask_credentials
 from pycapsule.sandbox.roots import shared_folder
 
@@ -81,8 +82,8 @@ class Settings(BaseModel):
     api_key: SecretStr | None = Field(default=None, repr=False)
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The environment variable that holds the API key."""
-    embedded_model_size: Literal["0.5b", "1.5b"] | None = None
-    """Size of the embedded model (None: its installer's default)."""
+    embedded_model_size: str = DEFAULT_SIZE
+    """Size of the embedded model: "0.5b" or "1.5b" ("tiny": random weights, for tests)."""
     model_idle_timeout: float = Field(default=900.0, gt=0, le=86400)
     """Seconds the user's shared embedded model server waits without a request before it stops (read from
     the user's own configuration when the server starts; docs/model.md)."""
@@ -162,6 +163,13 @@ class Settings(BaseModel):
         for name, value in super().__repr_args__():
             yield name, mask_credentials(value) if name == "base_url" and value else value
 
+    @field_validator("embedded_model_size")
+    @classmethod
+    def _a_known_size(cls, size: str) -> str:
+        if size.strip().lower() not in CATALOG:
+            raise ValueError(f"must be {' or '.join(repr(known) for known in CATALOG if known != 'tiny')}")
+        return size.strip().lower()
+
     @field_validator("python")
     @classmethod
     def _an_interpreter(cls, value: str | None) -> str | None:
@@ -216,6 +224,11 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "base_url": ("OPENAI_BASE_URL",),  # the openai client's own variable
 }
 """Further variables read for a setting, below `PYCAPSULE_<NAME>`."""
+DEPRECATED_ENV: dict[str, str] = {
+    "embedded_model_size": OLD_SIZE_ENV,
+}
+"""Older spellings still read for a setting, below the documented ones, each with a warning naming the
+variable to use instead (never listed in the docs' table: `env_names` leaves them out)."""
 FLAGS = {"sandbox": "--backend"}
 """Command-line flags whose name is not `--<name-with-dashes>`."""
 DEFAULT_SOURCE = "default"
@@ -330,7 +343,11 @@ def _from_environment(environ: Mapping[str, str], api_key_env: str,
     with a warning when both are set and differ."""
     layers: list[tuple[str, dict[str, Any]]] = []
     for key in sorted(_KEYS):
-        named = [name for name in env_names(key) if environ.get(name, "").strip()]
+        spellings = (*env_names(key), *((DEPRECATED_ENV[key],) if key in DEPRECATED_ENV else ()))
+        named = [name for name in spellings if environ.get(name, "").strip()]
+        if key in DEPRECATED_ENV and DEPRECATED_ENV[key] in named:
+            warnings.append(f"${DEPRECATED_ENV[key]} is deprecated: it is the setting '{key}', whose "
+                            f"variable is ${env_names(key)[0]}; set that one instead.")
         if len({environ[name].strip() for name in named}) > 1:
             warnings.append(f"Setting '{key}' is given twice in the environment, as "
                             f"{' and '.join(f'${name}' for name in named)}; ${named[0]} is used.")
@@ -390,7 +407,6 @@ def _shown(key: str, value: Any) -> str:
 _NONE_MEANS = {
     "sandbox": "none (the first backend that works)",
     "model": "none (the endpoint's first model)",
-    "embedded_model_size": "none (the installer's default)",
 }
 
 

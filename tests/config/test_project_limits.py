@@ -90,13 +90,15 @@ def test_the_users_environment_command_line_and_editor_still_win(tmp_path: Path)
     assert from_editor.sources["max_attempts"] == "the editor's settings"
 
 
-@pytest.mark.parametrize(("line", "key"), [('model = "expensive-model"', "model"),
-                                           ('embedded_model_size = "1.5b"', "embedded_model_size")])
-def test_a_project_cannot_choose_the_model(tmp_path: Path, line: str, key: str) -> None:
+@pytest.mark.parametrize(("line", "key", "default"), [
+    ('model = "expensive-model"', "model", None),
+    ('embedded_model_size = "0.5b"', "embedded_model_size", "1.5b"),
+])
+def test_a_project_cannot_choose_the_model(tmp_path: Path, line: str, key: str, default: str | None) -> None:
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text(f"[tool.pycapsule]\n{line}\n")
     loaded = load_settings(tmp_path, None, {})
-    assert getattr(loaded.settings, key) is None and loaded.sources[key] == "default"
+    assert getattr(loaded.settings, key) == default and loaded.sources[key] == "default"
     [warning] = loaded.warnings
     assert warning.startswith(f"Setting '{key}' in {pyproject} is ignored: the model is yours to choose, not "
                               "a project's; set it in your own configuration (")

@@ -84,7 +84,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def tiny_env(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PYCAPSULE_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("PYCAPSULE_MODEL_SIZE", "tiny")
+    monkeypatch.setenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", "tiny")
     return tiny_model_dir
 
 

@@ -31,7 +31,7 @@ def test_the_embedded_model_fills_every_stub_of_the_sample(tmp_path: Path) -> No
         name: value for name, value in os.environ.items()
         if name not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYCAPSULE_MODEL")
     }
-    env.update(PYCAPSULE_MODEL_SIZE="0.5b", PYCAPSULE_HISTORY=str(tmp_path / "history.sqlite3"))
+    env.update(PYCAPSULE_EMBEDDED_MODEL_SIZE="0.5b", PYCAPSULE_HISTORY=str(tmp_path / "history.sqlite3"))
     command = [
         sys.executable, "-m", "pycapsule", "generate", str(module), "--write", "--json",
         "--max-attempts", str(MAX_ATTEMPTS),

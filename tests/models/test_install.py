@@ -143,8 +143,9 @@ def test_sizes_come_from_the_argument_then_the_environment_then_the_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("PYCAPSULE_MODEL_SIZE", raising=False)
+    monkeypatch.delenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", raising=False)
     assert resolve_size(None) == "1.5b"
-    monkeypatch.setenv("PYCAPSULE_MODEL_SIZE", "0.5B")
+    monkeypatch.setenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", "0.5B")
     assert resolve_size(None) == "0.5b"
     assert resolve_size("1.5b") == "1.5b"
     expected = r"^unknown model size '7b': choose one of 0\.5b, 1\.5b, tiny\.$"

@@ -11,12 +11,20 @@ import time
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands
-from pycapsule.embedded_model.catalog import CATALOG, is_installed, model_dir, model_path, spec_for
+from pycapsule.config import load_settings
+from pycapsule.embedded_model.catalog import (
+    CATALOG,
+    ModelSpec,
+    is_installed,
+    model_dir,
+    model_path,
+    spec_for,
+)
 from pycapsule.embedded_model.errors import EmbeddedModelError as ModelError
 from pycapsule.exit_codes import ExitCode
 
 SIZES = ["0.5b", "1.5b"]
-SIZE_HELP = "default: $PYCAPSULE_MODEL_SIZE or 1.5b"
+SIZE_HELP = "default: the embedded_model_size setting ($PYCAPSULE_EMBEDDED_MODEL_SIZE), else 1.5b"
 
 
 def _progress(line: str) -> None:
@@ -52,8 +60,19 @@ def run(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from pycapsule.embedded_model.install import install
 
-    print(install(spec_for(args.size), on_progress=_progress))
+    print(install(_spec(args), on_progress=_progress))
     return 0
+
+
+def _spec(args: argparse.Namespace) -> ModelSpec:
+    """--size, else the `embedded_model_size` setting from your own configuration (a project's file cannot
+    choose the model), its warnings said."""
+    if args.size:
+        return spec_for(args.size)
+    loaded = load_settings(None)
+    for warning in loaded.warnings:
+        _progress(f"warning: {warning}")
+    return spec_for(loaded.settings.embedded_model_size)
 
 
 def _list(_args: argparse.Namespace) -> int:
@@ -73,7 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
     from pycapsule.embedded_model.install import install
     from pycapsule.embedded_model.serve import ServerOptions, exit_at_once, serve_until
 
-    spec = spec_for(args.size)
+    spec = _spec(args)
     install(spec, on_progress=_progress)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -16,7 +16,10 @@ import platformdirs
 from pycapsule.embedded_model.errors import ModelInstallError
 
 DEFAULT_SIZE = "1.5b"
-SIZE_ENV = "PYCAPSULE_MODEL_SIZE"
+SIZE_ENV = "PYCAPSULE_EMBEDDED_MODEL_SIZE"
+"""The `embedded_model_size` setting's variable (pycapsule.config reads it with the other settings)."""
+OLD_SIZE_ENV = "PYCAPSULE_MODEL_SIZE"
+"""Its older spelling, still read (config warns that it is deprecated)."""
 MODEL_DIR_ENV = "PYCAPSULE_MODEL_DIR"
 
 
@@ -136,8 +139,11 @@ CATALOG: dict[str, ModelSpec] = {
 
 
 def resolve_size(size: str | None) -> str:
-    """`size`, else $PYCAPSULE_MODEL_SIZE, else the default; refuses sizes the catalog lacks."""
-    chosen = (size or os.environ.get(SIZE_ENV) or DEFAULT_SIZE).strip().lower()
+    """`size`, else $PYCAPSULE_EMBEDDED_MODEL_SIZE (or its older spelling $PYCAPSULE_MODEL_SIZE), else the
+    default; refuses sizes the catalog lacks. Runs take the size from their settings (`embedded_model_size`,
+    read by pycapsule.config), so this reads the environment only for a caller with no settings."""
+    chosen = size or os.environ.get(SIZE_ENV) or os.environ.get(OLD_SIZE_ENV) or DEFAULT_SIZE
+    chosen = chosen.strip().lower()
     if chosen not in CATALOG:
         known = ", ".join(sorted(CATALOG))
         raise ModelInstallError(f"unknown model size {chosen!r}: choose one of {known}.")

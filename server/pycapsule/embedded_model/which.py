@@ -17,7 +17,7 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
 def embedded_label(size: str | None) -> str:
-    """'embedded Qwen2.5-Coder 1.5B' (the size the settings or $PYCAPSULE_MODEL_SIZE choose)."""
+    """'embedded Qwen2.5-Coder 1.5B' (the size the settings choose)."""
     try:
         chosen = resolve_size(size)
     except ModelInstallError:

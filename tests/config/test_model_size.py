@@ -1,0 +1,83 @@
+"""The embedded model's size is one setting, `embedded_model_size`, with one documented variable
+($PYCAPSULE_EMBEDDED_MODEL_SIZE, as every setting's): `pycapsule config` shows the size a run uses and where
+it came from (never "none" while 1.5b is used), and the older spelling $PYCAPSULE_MODEL_SIZE still works
+with a warning naming the variable to use (issue 49 item 5 f)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pycapsule.config import env_names, load_settings
+from pycapsule.embedded_model.catalog import resolve_size
+from pycapsule.embedded_model.which import endpoint_description
+
+from tests.config.test_cli import pycapsule
+
+DEPRECATED = "$PYCAPSULE_MODEL_SIZE is deprecated"
+
+
+def test_config_shows_the_size_used_and_its_source(tmp_path: Path, clean_env: dict[str, str]) -> None:
+    shown = {}
+    for name, environ in (("default", {}), ("documented", {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "0.5b"}),
+                          ("old", {"PYCAPSULE_MODEL_SIZE": "0.5b"})):
+        done = pycapsule("config", str(tmp_path), "--json", env={**clean_env, **environ})
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        shown[name] = (doc["settings"]["embedded_model_size"], doc["endpoint"], doc["warnings"])
+    value, endpoint, warnings = shown["default"]
+    assert (value["value"], value["source"], warnings) == ("1.5b", "default", [])
+    assert endpoint == "embedded Qwen2.5-Coder 1.5B"
+    value, endpoint, warnings = shown["documented"]
+    assert (value["value"], value["source"], warnings) == ("0.5b", "$PYCAPSULE_EMBEDDED_MODEL_SIZE", [])
+    assert value["env"] == ["PYCAPSULE_EMBEDDED_MODEL_SIZE"] and endpoint == "embedded Qwen2.5-Coder 0.5B"
+    value, endpoint, [warning] = shown["old"]
+    assert (value["value"], value["source"]) == ("0.5b", "$PYCAPSULE_MODEL_SIZE")
+    assert warning.startswith(DEPRECATED) and "$PYCAPSULE_EMBEDDED_MODEL_SIZE" in warning
+    assert endpoint == "embedded Qwen2.5-Coder 0.5B"
+
+
+def test_the_table_says_the_size_not_none(tmp_path: Path, clean_env: dict[str, str]) -> None:
+    done = pycapsule("config", str(tmp_path), env=clean_env)
+    [row] = [line.split() for line in done.stdout.splitlines() if line.startswith("embedded_model_size")]
+    assert row == ["embedded_model_size", "1.5b", "default"]
+
+
+def test_the_old_spelling_warns_once_and_loses_to_the_documented_one(tmp_path: Path) -> None:
+    loaded = load_settings(tmp_path, None, {"PYCAPSULE_MODEL_SIZE": "1.5b",
+                                            "PYCAPSULE_EMBEDDED_MODEL_SIZE": "0.5b"})
+    assert loaded.settings.embedded_model_size == "0.5b"
+    assert loaded.sources["embedded_model_size"] == "$PYCAPSULE_EMBEDDED_MODEL_SIZE"
+    assert [w for w in loaded.warnings if w.startswith(DEPRECATED)] != []
+    assert len([w for w in loaded.warnings if "PYCAPSULE_MODEL_SIZE" in w]) == 2  # deprecated; given twice
+    same = load_settings(tmp_path, None, {"PYCAPSULE_MODEL_SIZE": "0.5b",
+                                          "PYCAPSULE_EMBEDDED_MODEL_SIZE": "0.5b"})
+    assert [w for w in same.warnings if "PYCAPSULE_MODEL_SIZE" in w] == [same.warnings[0]]
+    assert same.warnings[0].startswith(DEPRECATED)
+
+
+def test_the_old_spelling_is_not_documented_as_a_settings_variable() -> None:
+    assert env_names("embedded_model_size") == ("PYCAPSULE_EMBEDDED_MODEL_SIZE",)
+
+
+@pytest.mark.parametrize(("text", "size"), [("0.5B", "0.5b"), (" 1.5b ", "1.5b")])
+def test_a_size_is_read_as_the_catalog_names_it(tmp_path: Path, text: str, size: str) -> None:
+    loaded = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": text})
+    assert (loaded.settings.embedded_model_size, loaded.warnings) == (size, [])
+    assert endpoint_description(loaded.settings) == f"embedded Qwen2.5-Coder {size.upper()}"
+
+
+def test_an_unknown_size_is_one_warning_and_the_default(tmp_path: Path) -> None:
+    loaded = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "7b"})
+    assert loaded.settings.embedded_model_size == "1.5b"
+    assert loaded.warnings == ["Setting 'embedded_model_size' = '7b' from $PYCAPSULE_EMBEDDED_MODEL_SIZE is "
+                               "invalid (must be '0.5b' or '1.5b'); using the default '1.5b'."]
+
+
+def test_a_caller_without_settings_reads_both_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", raising=False)
+    monkeypatch.setenv("PYCAPSULE_MODEL_SIZE", "0.5b")
+    assert resolve_size(None) == "0.5b"
+    monkeypatch.setenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", "1.5b")
+    assert resolve_size(None) == "1.5b"
