@@ -42,7 +42,7 @@ def test_parts_are_joined_in_order_and_verified(local_parts: LocalParts, tmp_pat
     lines: list[str] = []
     path = install(local_parts.spec, tmp_path / "models", lines.append)
     assert path.read_bytes() == b"".join(local_parts.chunks)
-    assert any("downloaded part 3 of 3" in line for line in lines)
+    assert any("downloaded 3 of 3 parts" in line for line in lines)
     assert lines[-1].endswith("size and SHA-256 verified")
 
 

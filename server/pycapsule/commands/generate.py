@@ -31,6 +31,7 @@ from pycapsule.capsule import (
     write_source_file,
 )
 from pycapsule.commands import SUMMARIES, previews
+from pycapsule.commands.model import install_before_a_run
 from pycapsule.commands.options import (
     Subcommands,
     add_backend,
@@ -112,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
                         "running again")
     if qualnames:
         say(PREFIX, f"python: {interpreter.describe()}")
+    if qualnames and loaded.settings.uses_embedded_model:
+        install_before_a_run(loaded.settings.embedded_model_size)  # one bar, not the engine's lines
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import threading
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands
@@ -22,13 +25,51 @@ from pycapsule.embedded_model.catalog import (
 )
 from pycapsule.embedded_model.errors import EmbeddedModelError as ModelError
 from pycapsule.exit_codes import ExitCode
+from pycapsule.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from pycapsule.embedded_model.install import Step
 
 SIZES = ["0.5b", "1.5b"]
 SIZE_HELP = "default: the embedded_model_size setting ($PYCAPSULE_EMBEDDED_MODEL_SIZE), else 1.5b"
 
 
 def _progress(line: str) -> None:
-    print(f"pycapsule: {line}", file=sys.stderr, flush=True)
+    print(terminal_safe(f"pycapsule: {line}"), file=sys.stderr, flush=True)
+
+
+def install_shown(spec: ModelSpec, stream: TextIO | None = None) -> Path:
+    """`install(spec)` with its progress on `stream` (stderr): on a terminal its first and last lines and
+    one progress bar between them; elsewhere (a pipe, a log) a few plain lines."""
+    from pycapsule.embedded_model.install import install
+
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return install(spec, on_progress=lambda line: print(terminal_safe(f"pycapsule: {line}"), file=stream,
+                                                               flush=True))
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(file=stream, highlight=False, emoji=False)
+    bar = Progress(TextColumn("pycapsule: {task.description}"), BarColumn(), DownloadColumn(),
+                   TimeRemainingColumn(), console=console, transient=True)
+    task = bar.add_task("downloading", total=spec.total_size, start=False)
+    words = {"download": "downloading", "verify": "verifying"}
+
+    def step(step: Step) -> None:
+        if not bar.live.is_started:
+            bar.start()
+            bar.start_task(task)  # the time left counts from the first step
+        if bar.tasks[0].description != words[step.phase]:
+            bar.reset(task, total=step.total, description=words[step.phase])
+        bar.update(task, completed=step.done)
+
+    try:
+        return install(spec, on_progress=lambda line: console.print(terminal_safe(f"pycapsule: {line}"),
+                                                                    markup=False),
+                       on_step=step)
+    finally:
+        bar.stop()
 
 
 def register(commands: Subcommands) -> None:
@@ -57,10 +98,17 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.MODEL_UNAVAILABLE
 
 
-def _install(args: argparse.Namespace) -> int:
-    from pycapsule.embedded_model.install import install
+def install_before_a_run(size: str) -> None:
+    """On a terminal, install the embedded model if it is missing, with one progress bar, before a run starts
+    it (the run would say each step as a line). A failure is left to the run, which tries again and says
+    it as for any model that cannot start."""
+    if sys.stderr.isatty():
+        with contextlib.suppress(ModelError):
+            install_shown(spec_for(size))
 
-    print(install(_spec(args), on_progress=_progress))
+
+def _install(args: argparse.Namespace) -> int:
+    print(install_shown(_spec(args)))
     return 0
 
 
@@ -89,11 +137,10 @@ def _list(_args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from pycapsule.embedded_model.install import install
     from pycapsule.embedded_model.serve import ServerOptions, exit_at_once, serve_until
 
     spec = _spec(args)
-    install(spec, on_progress=_progress)
+    install_shown(spec)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

