@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
@@ -46,7 +46,6 @@ from pygls.lsp.server import LanguageServer
 from pycapsule.capsule import Capsule
 from pycapsule.history import APPLIED, application
 from pycapsule.lsp.changes import ChangeSignal
-from pycapsule.lsp.documents import ParsedDocument
 from pycapsule.lsp.positions import LineIndex
 from pycapsule.lsp.protocol import PREVIEW_ANNOTATION
 from pycapsule.lsp.rebase import Conflict, MovedEdit, OffsetEdit, rebase
@@ -85,10 +84,20 @@ class Applied:
         return application("unconfirmed" if self.state == "unconfirmed" else "not applied", self.reason)
 
 
+class StartedFrom(Protocol):
+    """The document as the run saw it when it started."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
 async def apply_outcome(
     server: LanguageServer,
     changes: ChangeSignal,
-    started_from: ParsedDocument,
+    started_from: StartedFrom,
     capsule: Capsule,
     edits: Sequence[OffsetEdit],
     options: EditorOptions | None = None,

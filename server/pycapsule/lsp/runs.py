@@ -1,5 +1,5 @@
-"""Generation runs in the background: the engine's synchronous loop in a thread, its events turned
-into progress, status notifications and, at the end, one versioned edit.
+"""Generation runs in the background: the engine's loop in the engine's process (`engine_process`), its
+events turned into progress, status notifications and, at the end, one versioned edit.
 
 Starting a run answers at once with the run's id (editors such as eglot wait for a command's answer
 and give up after a few seconds); the end is reported by the progress' end, a message (shown when
@@ -12,8 +12,8 @@ One run per function at a time. A run stops when the user cancels it from the pr
 command; the engine checks the `cancel` event between streamed tokens, between attempts and while the sandbox
 runs a candidate (the job is killed).
 
-`Runs` owns the runs going on (by document and function) and the threads the engines' loops run in
-(at most 4 at once; a run holds its engine from `Engines.acquire` until its loop's thread is done).
+`Runs` owns the runs going on (by document and function), the threads that read their events (at most 4
+at once) and the engine's process they run in.
 What the events say is `pycapsule.event_text`'s.
 """
 
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -39,13 +39,12 @@ from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
-from pycapsule.lsp.documents import ParsedDocument
-from pycapsule.lsp.engines import Engines
+from pycapsule.lsp.documents import document_path
+from pycapsule.lsp.engine_process import EngineGone, EngineProcess, Mode, Refusal, RemoteRun, StartRequest
 from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import run_title
 from pycapsule.lsp.status import State, log, send_status, show
 
-Mode = Literal["generate", "fix"]
 _STREAM_REPORT_SECONDS = 0.5
 """While the model streams, the progress says how much has come at most this often."""
 _EDIT_TEXT_SECONDS = 5.0
@@ -69,11 +68,14 @@ class Run:
     cancel: threading.Event = field(default_factory=threading.Event)
     progress_token: str | None = None
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    remote: RemoteRun | None = None
 
     def stop(self) -> None:
-        """Called on the event loop: tells the engine's thread and the run's driver."""
+        """Called on the event loop: tells the engine's process and the run's driver."""
         if not self.cancel.is_set():
             self.cancel.set()
+            if self.remote is not None:
+                self.remote.cancel()
             self.queue.put_nowait(_STOP)
 
 
@@ -93,14 +95,14 @@ class Runs:
         self,
         server: LanguageServer,
         configuration: Configuration,
-        engines: Engines,
+        engine_process: EngineProcess,
         attempts: Attempts,
         changes: ChangeSignal,
         diagnostics: DoctestDiagnostics,
     ) -> None:
         self._server = server
         self._configuration = configuration
-        self._engines = engines
+        self._engine_process = engine_process
         self._attempts = attempts
         self._changes = changes
         self._diagnostics = diagnostics
@@ -133,23 +135,50 @@ class Runs:
             if run.progress_token == token:
                 run.stop()
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait: float = 0.0) -> None:
+        """Stop the runs and the engine's process, giving it up to `wait` seconds to close its engines."""
         self.cancel()
         self._threads.shutdown(wait=False, cancel_futures=True)
+        self._engine_process.close(wait)
 
-    def start(self, document: ParsedDocument, capsule: Capsule, mode: Mode) -> dict[str, Any]:
-        """Start the loop for one function in the background; the answer of `workspace/executeCommand`."""
-        key = (document.uri, capsule.qualname)
+    async def start(
+        self, uri: str, text: str, qualname: str | None, line: int | None, mode: Mode
+    ) -> dict[str, Any] | Refusal:
+        """Start the loop for one function (by `qualname`, else the one holding the 0-based `line`) in the
+        background: the answer of `workspace/executeCommand`, or why no run can start. The engine's process
+        parses the text; this process only waits for its answer."""
+        await self._configuration.ready.wait()
+        settings = self._configuration.settings_for(uri)
+        request = StartRequest(
+            uri=uri, path=document_path(uri), text=text, qualname=qualname, line=line, mode=mode,
+            settings=settings, project_root=self._configuration.project_of(uri),
+            record_history=self._attempts.store() is not None,
+        )
+        try:
+            remote = await self._engine_process.start(request)
+            answer = await remote.resolved
+        except EngineGone as error:
+            message = f"nothing was started: {error}; try again."
+            show(self._server, message, types.MessageType.Error)
+            return {"status": "error", "message": message}
+        if isinstance(answer, Refusal):
+            return answer
+        capsule = answer
+        key = (uri, capsule.qualname)
         if key in self._runs:
+            remote.drop()
             message = f"`{capsule.name}` is already being worked on; cancel that run first."
             show(self._server, message, types.MessageType.Warning)
             return {"status": "busy", "message": message}
-        run = Run(document.uri, capsule.qualname, capsule.name, mode)
+        run = Run(uri, capsule.qualname, capsule.name, mode, remote=remote)
         self._runs[key] = run
-        self._background(self._run(run, document, capsule))
+        remote.go()
+        self._background(self._run(run, request, capsule, str(settings.model or "")))
         return {"status": "started", "runId": run.id, "message": run_title(mode, capsule.name)}
 
-    async def _run(self, run: Run, document: ParsedDocument, capsule: Capsule) -> dict[str, Any]:
+    async def _run(
+        self, run: Run, started_from: StartRequest, capsule: Capsule, model: str
+    ) -> dict[str, Any]:
         key = (run.uri, run.qualname)
         progress = RunProgress(self._server)
         try:
@@ -159,50 +188,34 @@ class Runs:
             if progress.token is None:
                 show(self._server, f"{title}… (to stop it: the code action on it again)")
             self._status("generating", title, run)
-            return await self._drive(run, document, capsule, run.mode, progress)
+            if run.cancel.is_set():
+                return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
+            loop = asyncio.get_running_loop()
+
+            def deliver(item: Any) -> None:
+                loop.call_soon_threadsafe(run.queue.put_nowait, item)
+
+            assert run.remote is not None
+            loop.run_in_executor(self._threads, _pump, run.remote.events(), deliver)
+            return await self._follow(run, started_from, capsule, progress, model)
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging
             log(self._server, f"`{run.name}`: internal error: {exc!r}", types.MessageType.Error)
             return self._finish(run, progress, "error", f"`{run.name}`: internal error ({exc})")
         finally:
             self._runs.pop(key, None)
 
-    async def _drive(
-        self, run: Run, document: ParsedDocument, capsule: Capsule, mode: Mode, progress: RunProgress
-    ) -> dict[str, Any]:
-        try:
-            engine = await self._engines.acquire(run.uri)
-        except Exception as exc:
-            return self._finish(run, progress, "error", f"cannot start the engine: {exc}")
-        try:
-            if run.cancel.is_set():
-                return self._finish(run, progress, "cancelled", "cancelled")
-            events = engine.generate(capsule, cancel=run.cancel, from_current_body=(mode == "fix"))
-            loop = asyncio.get_running_loop()
-
-            def deliver(item: Any) -> None:
-                loop.call_soon_threadsafe(run.queue.put_nowait, item)
-
-            pumping = loop.run_in_executor(self._threads, _pump, events, deliver)
-        except BaseException:
-            self._engines.release(engine)
-            raise
-        # The engine is in use until its thread lets go of the loop (after the run's end, if cancelled).
-        pumping.add_done_callback(lambda _: self._engines.release(engine))
-        return await self._follow(run, document, capsule, mode, progress, engine)
-
     async def _follow(
-        self, run: Run, document: ParsedDocument, capsule: Capsule, mode: Mode, progress: RunProgress,
-        engine: Any,
+        self, run: Run, started_from: StartRequest, capsule: Capsule, progress: RunProgress, model: str
     ) -> dict[str, Any]:
         # Imported on first use: the loop pulls in the openai client, seconds of start-up on a busy machine.
         from pycapsule.events import AttemptFinished, AttemptStarted, Finished, TokensStreamed
 
         outcome, max_attempts, streamed, reported = None, 0, 0, 0.0
         doing: tuple[int, str] | None = None
-        attempt_mode = mode
+        attempt_mode = run.mode
         while (item := await run.queue.get()) is not None:
             if item is _STOP:
-                # The engine's thread notices the event between tokens or attempts and ends on its own.
+                # The engine notices the cancel between tokens or attempts and ends on its own.
                 return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
             if isinstance(item, Exception):
                 return self._finish(run, progress, "error", f"the loop stopped: {item}")
@@ -226,26 +239,25 @@ class Runs:
                 self._report(run, progress, attempt, max_attempts, text)
                 if isinstance(item, AttemptFinished):
                     log(self._server, f"`{run.name}` attempt {attempt}: {text} ({item.seconds:.1f} s)")
-                    if document.path is None:
-                        model = str(getattr(engine.settings, "model", None) or "")
+                    if started_from.path is None:
                         self._attempts.remember_unsaved(run.uri, run.qualname, run_id=run.id,
                                                         mode=attempt_mode, model=model, finished=item)
         if outcome is None:
             return self._finish(run, progress, "error", "the loop ended without an outcome")
-        return await self._conclude(run, document, capsule, outcome, progress)
+        return await self._conclude(run, started_from, capsule, outcome, progress)
 
     async def _conclude(
-        self, run: Run, document: ParsedDocument, capsule: Capsule, outcome: Any, progress: RunProgress
+        self, run: Run, started_from: StartRequest, capsule: Capsule, outcome: Any, progress: RunProgress
     ) -> dict[str, Any]:
         applied = None
         if outcome.status in ("passed", "not_verified") and outcome.edits:
             options = self._configuration.options_for(run.uri)
             applied = await apply_outcome(
-                self._server, self._changes, document, capsule, outcome.edits, options
+                self._server, self._changes, started_from, capsule, outcome.edits, options
             )
         # before the run's last status: a hover right after it shows how the run ended
         told = applied.for_history if applied is not None else ""
-        self._attempts.concluded(run.uri, document.path, run.id, outcome, told)
+        self._attempts.concluded(run.uri, started_from.path, run.id, outcome, told)
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
             log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")

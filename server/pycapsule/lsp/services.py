@@ -7,16 +7,20 @@ Each piece of the server's state has one owner, named here and in the owner's do
 | documents' text and versions, client capabilities            | pygls (`LanguageServer.workspace`) |
 | each document's latest parse                                 | `documents.Documents`              |
 | the editor's settings, settings resolved per project         | `configuration.Configuration`      |
-| engines per project root, retired engines, who uses them     | `engines.Engines`                  |
+| engines for doctest checks, per project root, who uses them  | `engines.Engines`                  |
+| the engine's process that runs generation, its runs' channels | `engine_process.EngineProcess`     |
 | the attempt history (store and unsaved buffers' attempts)    | `attempts.Attempts`                |
 | runs going on                                                | `runs.Runs`                        |
 | pending, running and cached doctest checks; what is published| `diagnostics.DoctestDiagnostics`   |
 | who waits for a document's next change                       | `changes.ChangeSignal`             |
 
-Threads, each with one owner: pygls reads stdin in its own pool; `Runs` runs the engines' loops (at most
-4 at once); `DoctestDiagnostics` parses and checks on one thread of its own; the event loop's default
-executor makes engines (`Engines`) and parses a whole module for a command (features/commands.py);
-closing an engine gets a thread of its own, as it may wait for a Docker container.
+Generation runs in a process of their own (`engine_process`): nothing module-sized of a run holds this
+process's interpreter while it answers requests.
+
+Threads, each with one owner: pygls reads stdin in its own pool; `Runs` reads its runs' events (at most
+4 at once); `EngineProcess` sends to and reads from the engine's process on a thread each;
+`DoctestDiagnostics` parses and checks on one thread of its own; the event loop's default executor makes
+engines (`Engines`); closing an engine gets a thread of its own, as it may wait for a Docker container.
 
 The services talk to the editor through the pygls server (`status.py`, `progress.py`, `apply.py`) and
 never import a feature or the server module: the dependencies point one way, features -> services.
@@ -33,6 +37,7 @@ from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import Documents
+from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.engines import Engines
 from pycapsule.lsp.runs import Runs
 
@@ -62,7 +67,7 @@ class Services:
             configuration=configuration,
             engines=engines,
             attempts=attempts,
-            runs=Runs(server, configuration, engines, attempts, changes, diagnostics),
+            runs=Runs(server, configuration, EngineProcess(), attempts, changes, diagnostics),
             diagnostics=diagnostics,
             changes=changes,
         )
@@ -70,7 +75,7 @@ class Services:
     def close(self, wait: float = 0.0) -> None:
         """Stop the runs and checks, close every engine (sandboxes, models) waiting up to `wait` seconds
         for them (a process about to exit waits, or a Docker container outlives it), close the history."""
-        self.runs.shutdown()
+        self.runs.shutdown(wait)
         self.diagnostics.shutdown()
         self.engines.close(wait)
         self.attempts.close()

@@ -20,11 +20,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from pycapsule.capsule import CapsuleError, no_such_function
-from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
+from pycapsule.lsp.engine_process import Mode, Refusal
 from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
-from pycapsule.lsp.runs import Mode
 from pycapsule.lsp.services import Services
 from pycapsule.lsp.status import show
 
@@ -70,13 +68,6 @@ def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:
     if not isinstance(target.get("uri"), str):
         raise _invalid('The command needs the document\'s "uri" as a string.')
     return target
-
-
-def _no_such_function(document: ParsedDocument, qualname: str) -> JsonRpcInvalidParams:
-    """The sentence `check` and `generate` use, with the functions the document most likely meant."""
-    known = (function.qualname for function in document.outline)
-    sentence = no_such_function(qualname, document.path or document.uri, known)
-    return _invalid(sentence[:1].upper() + sentence[1:])
 
 
 async def _start(services: Services, arguments: tuple[Any, ...], mode: Mode) -> dict[str, Any]:
