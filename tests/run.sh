@@ -34,6 +34,12 @@ done
 step "lint"
 python3 -m ruff check server tests benchmarks
 
+step "release build and check (publishes nothing)"
+# The wheel, the sdist and the .vsix a release publishes, built and checked as .github/workflows/release.yml
+# does on a tag; tests/packaging checks these files instead of building them again.
+export PYCAPSULE_RELEASE_DIST="$PYCAPSULE_CI_CACHE/release"
+bash tests/packaging/release_check.sh "$PYCAPSULE_RELEASE_DIST"
+
 step "tests"
 python3 -m pytest -ra -p no:cacheprovider "$@"
 step "done"
