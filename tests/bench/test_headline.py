@@ -1,5 +1,6 @@
-"""README's headline figures describe the product as shipped: the runs it links were made with the loop
-settings a user gets by default, and the figures it quotes are those runs' own."""
+"""The headline figures (docs/results/README.md's "Current figures", one link from README's first screen)
+describe the product as shipped: the runs they link were made with the loop settings a user gets by default,
+and the figures quoted are those runs' own."""
 
 from __future__ import annotations
 
@@ -12,19 +13,26 @@ from pycapsule.bench.identity import generation_settings
 from pycapsule.config import DEFAULTS
 
 ROOT = Path(__file__).parents[2]
+RESULTS = ROOT / "docs" / "results" / "README.md"
 LOOP_SETTINGS = ("max_attempts", "restart_after", "history_window", "temperature", "retry_temperature",
                  "max_tokens", "job_timeout")
 
 
 def headline() -> str:
-    """The README paragraph that quotes pass@1 figures."""
-    paragraphs = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
-    [paragraph] = [p for p in paragraphs if "HumanEval tasks" in p and "→" in p]
+    """The paragraph of the current figures that quotes HumanEval pass@1."""
+    current = RESULTS.read_text(encoding="utf-8").split("## Current figures\n", 1)[1].split("\n## ", 1)[0]
+    [paragraph] = [p for p in current.split("\n\n") if "HumanEval tasks" in p and "→" in p]
     return paragraph
 
 
 def linked_reports() -> list[Path]:
-    return [ROOT / link for link in re.findall(r"\]\((docs/results/[^)\s]+/report\.md)\)", headline())]
+    return [RESULTS.parent / link for link in re.findall(r"\]\(([^)\s]+/report\.md)\)", headline())]
+
+
+def test_readme_links_the_current_figures() -> None:
+    first_screen = (ROOT / "README.md").read_text(encoding="utf-8").split("## Quick start", 1)[0]
+    assert "(docs/results/README.md#current-figures)" in first_screen
+    assert RESULTS.read_text(encoding="utf-8").split("\n## ", 2)[1].startswith("Current figures\n")
 
 
 def selfdebug_manifests(report: Path) -> list[dict]:
