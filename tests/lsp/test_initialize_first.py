@@ -1,14 +1,25 @@
 """The LSP's order, held with a raw client on stdio: a request before `initialize` gets ServerNotInitialized
-(-32002) and no traceback; after `initialize` the same request is answered."""
+(-32002) and no traceback; after `initialize` the same request is answered, and a run needs no
+`initialized` to go ahead."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import client_capabilities, make_test_lsp_client
+
+from tests.fakes.openai_server import Hang
+from tests.lsp.conftest import TEST_OPTIONS
+from tests.lsp.editor import server_env
+from tests.lsp.scripted_model import ScriptedModel
+from tests.lsp.sources import ADD_STUB
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 
@@ -62,3 +73,30 @@ def test_a_request_before_initialize_is_refused_with_server_not_initialized(tmp_
     assert early["error"]["code"] == -32002, early
     assert "error" not in later, later
     assert b"Traceback" not in stderr, stderr.decode()
+
+
+async def test_a_run_started_before_initialized_goes_ahead_with_the_initialization_options(
+    fake: ScriptedModel, project: Path
+) -> None:
+    """Between `initialize`'s answer and `initialized` a client may already send requests; a run started
+    then works with the settings the client sent in `initialize` instead of waiting at "starting"."""
+    client = make_test_lsp_client()
+    env = server_env(fake.base_url, project.parent)
+    await client.start_io(sys.executable, "-m", "pycapsule", "serve", env=env, cwd=str(project))
+    try:
+        client.capabilities = client_capabilities("visual-studio-code")  # what initialize_session keeps
+        await client.initialize_async(types.InitializeParams(
+            capabilities=client.capabilities, root_uri=project.as_uri(), initialization_options=TEST_OPTIONS))
+        uri = (project / "mod.py").as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri, language_id="python", version=1, text=ADD_STUB)))
+        fake.queue(Hang())
+        answer = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="pycapsule.generate", arguments=[{"uri": uri, "qualname": "add"}])), 30)
+
+        assert answer["status"] == "started", answer
+        await fake.asked(30)  # the run got as far as the model with no `initialized`
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="pycapsule.cancel", arguments=[]))
+    finally:
+        await client.shutdown_session()

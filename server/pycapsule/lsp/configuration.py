@@ -2,8 +2,9 @@
 
 `Configuration` owns: the initializationOptions, the "pycapsule" section the editor answered for each
 workspace folder, the settings resolved per project (cached until the editor's values or the project's
-pyproject.toml change), the warnings already shown, and `ready`, cleared while the editor is asked so no
-run or doctest check starts with stale settings. Nobody else keeps settings: engines, runs and doctest
+pyproject.toml change), the warnings already shown, and `ready`: set once `initialize` brought the
+initializationOptions, cleared while the editor is asked (at most `_ASK_SECONDS`) so no run or doctest
+check starts with stale settings. Nobody else keeps settings: engines, runs and doctest
 checks ask it each time.
 """
 
@@ -23,6 +24,8 @@ from pycapsule.lsp.protocol import SECTION
 from pycapsule.lsp.settings import EditorOptions, Resolved, editor_values, resolve
 from pycapsule.lsp.status import log, show
 
+_ASK_SECONDS = 10.0
+"""How long the editor may take to answer `workspace/configuration` before its earlier values are used."""
 
 class Configuration:
     def __init__(self, server: LanguageServer) -> None:
@@ -37,9 +40,11 @@ class Configuration:
 
     # the editor's values -------------------------------------------------------------------------
     def initialize(self, initialization_options: Any) -> None:
-        """`initialize`: the values the editor sent along."""
+        """`initialize`: the values the editor sent along; enough to work with until `initialized` has the
+        editor's own settings fetched (a run may start before it, and must not wait for it)."""
         self._initialization = editor_values(initialization_options)
         self._changed()
+        self.ready.set()
 
     async def reload(self, pushed: object = None) -> None:
         """Fetch the editor's settings for every workspace folder; clients that cannot be asked push
@@ -61,7 +66,14 @@ class Configuration:
         scopes = ["", *(uri for uri, _ in self.folders())]
         items = [types.ConfigurationItem(section=SECTION, scope_uri=scope or None) for scope in scopes]
         try:
-            answer = await self._server.workspace_configuration_async(types.ConfigurationParams(items=items))
+            answer = await asyncio.wait_for(
+                self._server.workspace_configuration_async(types.ConfigurationParams(items=items)),
+                _ASK_SECONDS,
+            )
+        except TimeoutError:
+            late = f"the editor did not send its settings within {_ASK_SECONDS:g} s; using the ones it sent"
+            log(self._server, late, types.MessageType.Warning)
+            return False
         except Exception as exc:
             log(self._server, f"the editor did not send its settings: {exc}", types.MessageType.Warning)
             return False

@@ -217,6 +217,9 @@ class Runs:
             if item is _STOP:
                 # The engine notices the cancel between tokens or attempts and ends on its own.
                 return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
+            if isinstance(item, EngineGone):
+                message = f"`{run.name}`: {item} (killed or crashed); run it again."
+                return self._finish(run, progress, "error", message)
             if isinstance(item, Exception):
                 return self._finish(run, progress, "error", f"the loop stopped: {item}")
             if isinstance(item, Finished):
