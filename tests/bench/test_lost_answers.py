@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pycapsule.bench.lost_answers import (
+    CUT_OFF,
     MODEL,
     PYCAPSULE,
     UNKNOWN,
@@ -66,6 +67,14 @@ def test_a_reply_without_a_complete_definition_is_the_models_own(reply: str) -> 
 
 def test_no_recorded_reply_is_not_judged() -> None:
     assert owner(None, "add") == UNKNOWN
+
+
+def test_a_reply_the_time_limit_cut_off_before_a_definition_is_counted_apart() -> None:
+    cut = "no usable code in the answer (cut off by the time limit): The reply's code is not valid Python"
+    reply = WITHOUT_DEFINITION["unterminated, cut off"]
+    assert owner(reply, "add", cut) == CUT_OFF
+    assert owner(WITH_DEFINITION["unterminated fence"], "add", cut) == PYCAPSULE
+    assert owner(reply, "add", "no usable code in the answer: x") == MODEL
 
 
 def test_what_counts_as_not_parseable() -> None:

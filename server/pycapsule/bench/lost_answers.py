@@ -12,7 +12,8 @@ character and length, any info string, `>>> ` prompts dropped), and every run of
 `def name(` line and goes on while lines are blank or indented deeper (Python's own block rule), each
 parsed with `ast.parse`. If that route finds a def of the target with a real body (not only a docstring,
 `pass`, `...` or `raise NotImplementedError`), the extractor missed it: pycapsule's loss. Otherwise the
-reply holds no such definition: the model's own.
+reply holds no such definition: the model's own, unless the request's time limit cut the reply off as it
+was written (its headline says so; on a loaded machine), counted apart as neither.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ MODEL = "model"
 PYCAPSULE = "pycapsule"
 UNKNOWN = "unknown"
 """No raw reply recorded (records made before replies were kept): the attempt is counted, not judged."""
+CUT_OFF = "cut off"
+"""No definition in the reply, which the request's time limit cut off as it was written (a slow or loaded
+machine): not lost to extraction, and not the model's doing either."""
+_CUT_OFF_HEADLINE = "(cut off by the time limit)"
 
 _NOT_PARSEABLE_REASONS = (
     "does not parse", "cannot be parsed", "does not compile", "does not define",
@@ -141,11 +146,15 @@ def definition_in(reply: str, name: str) -> bool:
     return any(_defines(run, name) for source in (lines, stripped) for run in _def_runs(source, name))
 
 
-def owner(reply: str | None, name: str) -> str:
-    """Whose loss an unparseable answer is: `model`, `pycapsule`, or `unknown` with no reply recorded."""
+def owner(reply: str | None, name: str, headline: str = "") -> str:
+    """Whose loss an unparseable answer is: `pycapsule` (a definition the extractor missed), `cut off` (none,
+    in a reply the time limit cut off: the attempt's headline says so), `model`, or `unknown` with no reply
+    recorded."""
     if reply is None:
         return UNKNOWN
-    return PYCAPSULE if definition_in(reply, name) else MODEL
+    if definition_in(reply, name):
+        return PYCAPSULE
+    return CUT_OFF if _CUT_OFF_HEADLINE in headline else MODEL
 
 
 @dataclass
@@ -165,6 +174,8 @@ class LostAnswers:
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"not_parseable": self.total, "model": self.count(MODEL),
                                 "pycapsule": self.count(PYCAPSULE)}
+        if self.count(CUT_OFF):
+            data["cut_off_by_the_time_limit"] = self.count(CUT_OFF)
         if self.count(UNKNOWN):
             data["no_reply_recorded"] = self.count(UNKNOWN)
         data["pycapsule_attempts"] = [f"{task} #{attempt}" for task, attempt, who in self.attempts
@@ -174,6 +185,8 @@ class LostAnswers:
     def line(self) -> str:
         text = (f"answers not parseable: {self.total}, of which the model's own: {self.count(MODEL)}, "
                 f"pycapsule's: {self.count(PYCAPSULE)}")
+        if self.count(CUT_OFF):
+            text += f", cut off by the request's time limit with no definition yet: {self.count(CUT_OFF)}"
         if self.count(UNKNOWN):
             text += f", not judged (no reply recorded): {self.count(UNKNOWN)}"
         return text
@@ -212,7 +225,7 @@ def lost_answers(records: Iterable[Any], names: dict[str, str] | None = None) ->
             if not not_parseable(verdict, headline):
                 continue
             name = function_name(record, names)
-            judged = owner(reply_of(record, index), name) if name else UNKNOWN
+            judged = owner(reply_of(record, index), name, headline) if name else UNKNOWN
             found.attempts.append((record.task_id, index + 1, judged))
     return found
 
