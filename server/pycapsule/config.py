@@ -91,6 +91,8 @@ class Settings(BaseModel):
     """Seconds one attempt may wait for the model's whole answer, retries and their waits included."""
     inactivity_timeout: float = Field(default=60.0, gt=0, le=3600)
     """Seconds without a streamed piece (the first one included) before the model counts as hung."""
+    stall_notice: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds a model request may make no progress before its progress says why (docs/generate.md)."""
     model_retries: int = Field(default=3, ge=0, le=10)
     """Extra tries after a connection error, 429, 5xx or empty answer (within request_timeout)."""
     retry_backoff: float = Field(default=1.0, ge=0, le=600)

@@ -1,4 +1,4 @@
-"""The engine: settings + a warm sandbox + the programmer (the embedded model on demand) + history.
+"""The engine: settings + a warm sandbox + the model (started on its first request) + history.
 
 The CLI and the language server both hold one `Engine` and iterate `generate`. Everything heavy
 starts lazily on first use and stays warm until `close()`. `generate` never raises for anything
@@ -9,24 +9,22 @@ whose outcome has status "error" and a one-line message.
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pycapsule.capsule import Capsule, capsule_by_qualname, read_capsules
-from pycapsule.config import Settings, endpoint_problem, project_root
-from pycapsule.embedded_model.which import embedded_label
+from pycapsule.config import Settings, project_root
 from pycapsule.events import Event, Finished, Notice, Outcome, Status, Unavailable
 from pycapsule.executor import doctest_job
 from pycapsule.history import History
 from pycapsule.interpreter import Interpreter, project_interpreter
 from pycapsule.loop import import_problem, self_debug, unavailable_part
-from pycapsule.model_client import EndpointError, ModelError, ModelSettings, Programmer
+from pycapsule.model_client import ModelError, Programmer
+from pycapsule.model_source import ModelSource
 from pycapsule.project import module_import
 from pycapsule.project_tests import TestSelection, select_tests
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
@@ -49,8 +47,8 @@ class Engine:
         self._lock = threading.RLock()
         self._sandbox: Sandbox | None = sandbox
         self._owns_sandbox = sandbox is None
-        self._programmer: Programmer | None = None
-        self._endpoint: Any = None
+        self._model = ModelSource(settings)
+        """The model, started on the first request that needs it (model_source.py)."""
         self._history = history
         self._owns_history = history is None
         self._history_failed = False
@@ -77,59 +75,14 @@ class Engine:
                     log.warning("pycapsule: attempts are not recorded: cannot open the history: %s", error)
             return self._history
 
-    def _programmer_events(self) -> Iterator[Notice]:
-        """Creates the programmer, starting the embedded model first when no endpoint is configured."""
-        with self._lock:
-            if self._programmer is not None:
-                return
-            if (problem := endpoint_problem(self.settings)) is not None:
-                raise EndpointError(problem)
-            if not self.settings.uses_embedded_model:
-                self._programmer = Programmer(ModelSettings.from_settings(self.settings))
-                return
-        # starting the embedded model can take minutes (install): report its progress as it comes
-        notices: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-        def start() -> None:
-            from pycapsule.embedded_model.endpoint import start_local_endpoint
-
-            try:
-                endpoint = start_local_endpoint(self.settings.embedded_model_size,
-                                                on_progress=lambda line: notices.put(("progress", line)))
-            except Exception as error:  # ModelInstallError / ModelServerError carry one sentence
-                notices.put(("error", error))
-            else:
-                notices.put(("done", endpoint))
-
-        threading.Thread(target=start, name="pycapsule-embedded-model", daemon=True).start()
-        while True:
-            kind, item = notices.get()
-            if kind == "progress":
-                yield Notice(str(item))
-            elif kind == "error":
-                raise EndpointError(f"the embedded model could not start: {item}")
-            else:
-                with self._lock:
-                    if self._programmer is None:
-                        self._endpoint = item
-                        self._programmer = Programmer(ModelSettings.from_settings(
-                            self.settings, base_url=item.base_url, model=item.model, one_at_a_time=True,
-                            label=embedded_label(item.spec.size), local=True))
-                    else:  # another thread won the race
-                        item.close()
-                return
-
     def programmer(self) -> Programmer:
-        for _ in self._programmer_events():
-            pass
-        assert self._programmer is not None
-        return self._programmer
+        """The model's programmer, started now if it is not yet (bench: once, before its workers race)."""
+        return self._model.programmer()
 
     @property
     def model_threads(self) -> int | None:
         """The embedded model's CPU threads while it runs; None for an endpoint or before it starts."""
-        endpoint = self._endpoint
-        return endpoint.threads if endpoint is not None else None
+        return self._model.threads
 
     # ---- the two jobs ----------------------------------------------------------------------------
 
@@ -152,14 +105,9 @@ class Engine:
             tests, notices = project_tests(capsule, sandbox, self.settings, self.interpreter, cancel)
             for notice in notices:
                 yield Notice(notice)
-            yield from self._programmer_events()
-            if self._endpoint is not None and not self._endpoint.alive:
-                self._restart_embedded()
-                yield from self._programmer_events()
-            assert self._programmer is not None
             yield from self_debug(
                 capsule,
-                programmer=self._programmer,
+                programmer=self._model,
                 sandbox=sandbox,
                 settings=self.settings,
                 start_body=_current_body(capsule) if from_current_body else None,
@@ -195,22 +143,13 @@ class Engine:
         with self._lock:
             sandbox = self._sandbox if self._owns_sandbox else None
             history = self._history if self._owns_history else None
-            for part in (self._programmer, sandbox, self._endpoint, history):
+            for part in (self._model, sandbox, history):
                 if part is not None:
                     try:
                         part.close()
                     except Exception as error:  # closing must go on for the other parts
                         log.warning("pycapsule: closing %s failed: %s", type(part).__name__, error)
-            self._programmer = self._sandbox = self._endpoint = self._history = None
-
-    def _restart_embedded(self) -> None:
-        """The embedded model's server died (killed, crashed): start again on the next call."""
-        with self._lock:
-            if self._programmer is not None:
-                self._programmer.close()
-            if self._endpoint is not None:
-                self._endpoint.close()
-            self._programmer = self._endpoint = None
+            self._sandbox = self._history = None
 
     def __enter__(self) -> Engine:
         return self

@@ -12,13 +12,34 @@ what an event says is written here once:
     attempt 3/5: repeated attempt 1 (not run again): doctest failed: expected ...
                                                an answer was code already tried: that attempt's result
     model call failed (HTTP 503); retrying in 2.0 s
+
+and, while an attempt goes on, its phases (`events.ModelProgress`, `events.Checking`), each with its figures:
+
+    starting the model: 3 s                    the embedded model's server starting (or installing: its lines)
+    connecting to the model: 0 s               an endpoint's client being made (a process's first request)
+    waiting for the model: 4 s                 the request waits its turn
+    reading the prompt: 512 of 1,380 tokens, ~14 s left    the embedded model's own counts; the time
+                                               left at the rate it measured (an estimate, hence ~)
+    reading the prompt: 6 s                    an endpoint that gives no counts
+    writing: 120 tokens, 14 tokens/s
+    running 3 examples, then 12 tests          the sandbox checks the answer
+    ...; nothing has moved for 30 s: the machine is busy (load 7.9 on 2 cores, ...); still waiting, up to ...
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pycapsule.events import AttemptFinished, AttemptStarted, ModelRetrying, Notice, Outcome
+from pycapsule.events import (
+    AttemptFinished,
+    AttemptStarted,
+    Checking,
+    ModelProgress,
+    ModelRetrying,
+    Notice,
+    Outcome,
+)
+from pycapsule.model_progress import Progress
 
 _DOING = {
     "generate": "generating",
@@ -51,9 +72,42 @@ def retrying(event: ModelRetrying) -> str:
     return f"model call failed ({event.reason}); retrying in {event.delay:.1f} s"
 
 
+def phase(progress: Progress) -> str:
+    """One phase of a model request with its figures: "reading the prompt: 512 of 1,380 tokens, ~14 s left"
+    (a line of the model's install or start: that line); a stalled one says why after it."""
+    if progress.note:
+        return progress.note
+    if progress.phase == "writing":
+        rate = f", {progress.rate:.0f} tokens/s" if progress.rate else ""
+        done = progress.done or 0
+        text = f"writing: {done:,} token{'s' if done != 1 else ''}{rate}"
+    elif progress.phase == "reading" and progress.total is not None:
+        cached = f" ({progress.cached:,} from the cache)" if progress.cached else ""
+        left = f", ~{progress.left:.0f} s left" if progress.left is not None else ""
+        text = f"reading the prompt: {progress.done or 0:,} of {progress.total:,} tokens{cached}{left}"
+    else:
+        doing = {"starting": "starting the model", "connecting": "connecting to the model",
+                 "waiting": "waiting for the model", "reading": "reading the prompt"}[progress.phase]
+        text = f"{doing}: {progress.seconds:.0f} s"
+    return f"{text}; {progress.stalled}" if progress.stalled else text
+
+
+def checking(event: Checking) -> str:
+    """"running 3 examples, then 12 tests": what the sandbox runs for an answer."""
+    examples = f"{event.examples} example{'s' if event.examples != 1 else ''}" if event.examples else ""
+    tests = f"{event.tests} test{'s' if event.tests != 1 else ''}" if event.tests else ""
+    if examples and tests:
+        return f"running {examples}, then {tests}"
+    return f"running {examples or tests}" if examples or tests else "running the module"
+
+
 def describe(event: Any) -> tuple[int, str] | None:
-    """(attempt, what happened) for the events worth a line: attempts starting and ending, model retries,
-    notices (attempt 0); None for the others (streamed text, the end)."""
+    """(attempt, what happened) for the events worth a line: attempts starting and ending, the phases of an
+    attempt, model retries, notices (attempt 0); None for the others (streamed text, the end)."""
+    if isinstance(event, ModelProgress):
+        return event.attempt, phase(event.progress)
+    if isinstance(event, Checking):
+        return event.attempt, checking(event)
     if isinstance(event, AttemptStarted):
         return event.attempt, doing(event)
     if isinstance(event, AttemptFinished):

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pycapsule.debugging.signature import TextEdit
 from pycapsule.model_client import Usage
+from pycapsule.model_progress import Progress
 
 Mode = Literal["generate", "fix", "restart", "check"]
 Status = Literal["passed", "not_verified", "gave_up", "cancelled", "error"]
@@ -35,6 +36,25 @@ class ModelRetrying:
     attempt: int
     reason: str
     delay: float
+
+
+@dataclass(frozen=True)
+class ModelProgress:
+    """Where the attempt's model request is: starting the model, waiting, reading the prompt, writing, with
+    their figures (`model_progress.Progress`); sent when a phase starts and at least once a second."""
+
+    attempt: int
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class Checking:
+    """The sandbox runs the attempt's answer: its examples, then (when they pass) the project's tests."""
+
+    attempt: int
+    examples: int
+    tests: int
+    """The project's tests selected for the function (0: none)."""
 
 
 @dataclass(frozen=True)
@@ -124,4 +144,5 @@ class Finished:
     outcome: Outcome
 
 
-Event = AttemptStarted | TokensStreamed | ModelRetrying | Notice | AttemptFinished | Finished
+Event = (AttemptStarted | TokensStreamed | ModelRetrying | ModelProgress | Checking | Notice | AttemptFinished
+         | Finished)

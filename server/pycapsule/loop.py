@@ -54,10 +54,12 @@ from pycapsule.event_text import repeated as repeated_text
 from pycapsule.events import (
     AttemptFinished,
     AttemptStarted,
+    Checking,
     Closest,
     Event,
     Finished,
     Mode,
+    ModelProgress,
     ModelRetrying,
     Notice,
     Outcome,
@@ -69,6 +71,7 @@ from pycapsule.executor import Verdict, execute, job_for, judge
 from pycapsule.generators import Returning
 from pycapsule.history import AttemptRecord, History, function_path
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, Programmer, Reply, Retrying, Usage
+from pycapsule.model_progress import Progress
 from pycapsule.prompts import (
     answer_prefix,
     fix_messages,
@@ -295,6 +298,7 @@ class _Run:
             reply = yield from self._ask(attempt, messages, temperature)
             model_seconds = time.monotonic() - began
             self.usage = self.usage + reply.usage
+            yield self._checking(attempt)
             result = self._try(reply, attempt)
             finished = self._attempt_finished(attempt, mode, result, reply.usage, reply.model, began,
                                               model_seconds)
@@ -344,15 +348,24 @@ class _Run:
         if self.prefix is not None:
             messages = prefilled(messages, self.prefix)
         answer = Returning(self.programmer.stream(messages, temperature=temperature,
-                                                  seed=self.seed_base + attempt, cancel=self.cancel))
+                                                  seed=self.seed_base + attempt, cancel=self.cancel,
+                                                  progress=True))
         for item in answer:
             if isinstance(item, Retrying):
                 yield ModelRetrying(attempt, item.reason, item.delay)
+            elif isinstance(item, Progress):
+                yield ModelProgress(attempt, item)
             else:
                 yield TokensStreamed(attempt, item)
         if self.prefix is not None:
             return replace(answer.value, text=whole_answer(self.prefix, answer.value.text))
         return answer.value
+
+    def _checking(self, attempt: int) -> Checking:
+        """What the sandbox is about to run for an answer."""
+        examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
+        tests = len(self.tests.selection.node_ids) if self.tests is not None else 0
+        return Checking(attempt, examples, tests)
 
     def _check_current(self, start_body: str) -> Generator[Event, None, _Attempt | None]:
         """Attempt 0: run the current code. None when it already passes (the run is then finished)."""

@@ -13,6 +13,12 @@ dropped connections, 429, 5xx, empty answers. A silent endpoint is not asked aga
 endpoint itself, which would repeat for every other function of a run. Cancelling (a
 threading.Event) returns within ~50 ms even while the endpoint is silent: the HTTP request runs in
 a helper thread that is abandoned and closes itself.
+
+With `progress=True` the stream also yields `model_progress.Progress`: the request's phase (waiting,
+reading the prompt, writing) with its figures, once a second at least, and after `stall_notice` seconds
+with nothing new, why (the machine is busy, the shared model is answering another request...). The
+embedded model's server is asked for its prompt counters (llama.cpp's `return_progress`); a server found
+dead meanwhile ends the request at once instead of at its timeout.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pydantic import SecretStr
 
 from pycapsule.debugging.repetition import RepetitionWatch
 from pycapsule.generators import Returning
+from pycapsule.model_progress import Progress, RequestWatch, ServerProbe, why_stalled
 from pycapsule.redact import mask_credentials
 
 if TYPE_CHECKING:
@@ -138,6 +145,8 @@ class ModelSettings:
     """The embedded model's own server on this machine: silence before the first piece is prompt processing
     on a busy CPU, not a hang (a server that dies drops the connection), so only `request_timeout` bounds
     it; `inactivity_timeout` starts with the first piece."""
+    stall_notice: float = 30.0
+    """Seconds with nothing new (no prompt count, no token) before a progress says why (`model_progress`)."""
     cache_sampled_prompts: bool = False
     """Ask the embedded model's server (`local`; llama.cpp's option) to reuse the prompt prefix it read for
     the request before, for sampled requests only: a greedy answer must depend on its prompt alone (the
@@ -159,6 +168,7 @@ class ModelSettings:
             label=label,
             local=local,
             cache_sampled_prompts=settings.prompt_cache == "sampled",
+            stall_notice=settings.stall_notice,
             retries=settings.model_retries,
             backoff=settings.retry_backoff,
             retry_after_cap=settings.retry_after_cap,
@@ -178,8 +188,11 @@ class _Failure(Exception):
 class Programmer:
     """One model endpoint. Thread-safe: calls may run at once from several threads."""
 
-    def __init__(self, settings: ModelSettings) -> None:
+    def __init__(self, settings: ModelSettings, server: ServerProbe | None = None) -> None:
+        """`server`: the embedded model's server (its pid, how it stopped), for what a stall says."""
         self.settings = settings
+        self._server = server
+        self._prompt_rate: float | None = None
         import openai  # heavy (seconds on a busy machine): only when a model is really used
 
         key = settings.api_key.get_secret_value() if settings.api_key else "no-key"
@@ -250,17 +263,24 @@ class Programmer:
         return answer.value
 
     def stream(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
-               cancel: threading.Event | None = None) -> Generator[str | Retrying, None, Reply]:
-        """Yields text pieces (and a `Retrying` before each retry); returns the `Reply`.
+               cancel: threading.Event | None = None, progress: bool = False
+               ) -> Generator[str | Retrying | Progress, None, Reply]:
+        """Yields text pieces (and a `Retrying` before each retry; with `progress`, the request's
+        `Progress`); returns the `Reply`.
 
         `seed` makes sampling repeatable where the endpoint supports it (llama.cpp, OpenAI: best effort)."""
         model = self.model_name()
         if self._turn is not None:
+            watch = self._watch() if progress else None
+            if watch is not None:
+                yield watch.start()
             while not self._turn.acquire(timeout=0.05):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
+                if watch is not None and (shown := watch.tick()) is not None:
+                    yield shown
         try:
-            reply = yield from self._tries(model, messages, temperature, seed, cancel)
+            reply = yield from self._tries(model, messages, temperature, seed, cancel, progress)
         finally:
             if self._turn is not None:
                 self._turn.release()
@@ -270,13 +290,16 @@ class Programmer:
         return reply
 
     def _tries(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
-               cancel: threading.Event | None) -> Generator[str | Retrying, None, Reply]:
+               cancel: threading.Event | None, progress: bool
+               ) -> Generator[str | Retrying | Progress, None, Reply]:
         started = time.monotonic()
         deadline = started + self.settings.request_timeout
         tries = self.settings.retries + 1
         for try_number in range(1, tries + 1):
             try:
-                return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline))
+                watch = self._watch()
+                return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
+                                                 watch if progress else None))
             except _Failure as failure:
                 delay = self.settings.backoff * 2 ** (try_number - 1)
                 if failure.retry_after is not None:
@@ -309,8 +332,30 @@ class Programmer:
         # a key of a few characters is no secret worth garbling every word that holds its letters
         return text.replace(self._secret, "***") if self._secret and len(self._secret) >= 6 else text
 
+    def _watch(self) -> RequestWatch:
+        """The progress of one request to this endpoint."""
+        local, settings = self.settings.local, self.settings
+
+        def stalled(phase: str, seconds: float, model_cores: float | None) -> str:
+            limit = f"request_timeout = {settings.request_timeout:g} s" if local and phase != "writing" \
+                else f"inactivity_timeout = {settings.inactivity_timeout:g} s of silence"
+            return why_stalled(phase, seconds, who=self.who, local=local,  # type: ignore[arg-type]
+                               model_cores=model_cores, limit=limit)
+
+        pid = self._server.pid if self._server is not None else None
+        return RequestWatch(local=local, stall_notice=settings.stall_notice, prompt_rate=self._prompt_rate,
+                            stalled=stalled, server_pid=pid)
+
+    def _dead_server(self) -> None:
+        """Raises when the embedded model's server has stopped: a request to it would only wait out its
+        timeout."""
+        error = self._server.error() if self._server is not None else None
+        if error is not None:
+            raise _Failure(error.rstrip("."), retry=False, hint=self._reach_hint)
+
     def _one_try(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
-                 cancel: threading.Event | None, deadline: float) -> Generator[str, None, Reply]:
+                 cancel: threading.Event | None, deadline: float, watch: RequestWatch | None
+                 ) -> Generator[str | Progress, None, Reply]:
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
         include_usage = self._include_usage
@@ -322,8 +367,13 @@ class Programmer:
                 if seed is not None:
                     extra["seed"] = seed
                 # llama.cpp's own option; the embedded server's default is off (serve.py)
+                body: dict[str, Any] = {}
                 if self.settings.local and self.settings.cache_sampled_prompts and temperature > 0:
-                    extra["extra_body"] = {"cache_prompt": True}
+                    body["cache_prompt"] = True
+                if self.settings.local:  # the prompt's counts as llama.cpp reads it (model_progress)
+                    body["return_progress"] = True
+                if body:
+                    extra["extra_body"] = body
                 response = self._client.chat.completions.create(
                     model=model, messages=list(messages), stream=True, temperature=temperature,
                     max_tokens=self.settings.max_tokens, **extra)  # type: ignore[call-overload]
@@ -343,7 +393,10 @@ class Programmer:
         usage: Usage | None = None
         finish_reason: str | None = None
         last_heard = started
-        watch = RepetitionWatch()
+        repeats = RepetitionWatch()
+        phases = watch or self._watch()  # the stall check runs without `progress` too
+        if watch is not None:
+            yield watch.start()
         try:
             while True:
                 try:
@@ -354,6 +407,11 @@ class Programmer:
                     if self._out_of_time(last_heard, deadline, bool(pieces)):
                         finish_reason = TIMED_OUT
                         break
+                    shown = phases.tick()
+                    if shown is not None and phases.current.stalled:
+                        self._dead_server()
+                    if shown is not None and watch is not None:
+                        yield shown
                     continue
                 last_heard = time.monotonic()
                 if cancel is not None and cancel.is_set():
@@ -364,14 +422,21 @@ class Programmer:
                     raise self._classify(item, model)
                 if item.usage is not None:
                     usage = _usage(item.usage)
+                counted = _prompt_counts(item)
+                shown = phases.prompt(*counted) if counted is not None else None
+                if shown is not None and watch is not None:
+                    yield shown
+                self._prompt_rate = _prompt_rate(item) or phases.prompt_rate or self._prompt_rate
                 for choice in item.choices or ():
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
                     text = choice.delta.content if choice.delta else None
                     if text:
                         pieces.append(text)
+                        if (shown := phases.token()) is not None and watch is not None:
+                            yield shown
                         yield text
-                        if watch.feed(text):
+                        if repeats.feed(text):
                             finish_reason = LOOPED
                             break
                 if finish_reason == LOOPED:
@@ -531,6 +596,29 @@ def _retry_after(error: openai.APIStatusError) -> float | None:
     except ValueError:
         return None
     return max(0.0, seconds) if seconds is not None and math.isfinite(seconds) else None
+
+
+def _prompt_counts(chunk: Any) -> tuple[int, int, int, float] | None:
+    """llama.cpp's `prompt_progress` in a streamed chunk: (total, cached, processed, ms), else None."""
+    counts = getattr(chunk, "prompt_progress", None)
+    if not isinstance(counts, dict):
+        return None
+    try:
+        return (int(counts["total"]), int(counts.get("cache", 0)), int(counts["processed"]),
+                float(counts.get("time_ms", 0)))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _prompt_rate(chunk: Any) -> float | None:
+    """The prompt rate llama.cpp measured (its last chunk's `timings`), when it read enough to tell."""
+    timings = getattr(chunk, "timings", None)
+    if not isinstance(timings, dict):
+        return None
+    rate, read = timings.get("prompt_per_second"), timings.get("prompt_n")
+    if not isinstance(rate, int | float) or not isinstance(read, int) or read < 32:
+        return None
+    return float(rate) if math.isfinite(rate) and rate > 0 else None
 
 
 def _usage(reported: Any) -> Usage:

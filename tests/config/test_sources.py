@@ -18,6 +18,7 @@ SAMPLES = {
     "model_idle_timeout": ("60", 60.0),
     "request_timeout": ("12.5", 12.5),
     "inactivity_timeout": ("7", 7.0),
+    "stall_notice": ("12", 12.0),
     "model_retries": ("0", 0),
     "retry_backoff": ("0.5", 0.5),
     "retry_after_cap": ("3", 3.0),

@@ -8,7 +8,7 @@ import pytest
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.engine import Engine
-from pycapsule.events import AttemptStarted, Finished, Notice
+from pycapsule.events import AttemptStarted, Finished, ModelProgress
 from pycapsule.history import History
 from pycapsule.sandbox.api import SandboxUnavailable
 
@@ -58,7 +58,7 @@ def test_the_embedded_model_fills_a_function_when_no_endpoint_is_set(private_his
         events = list(engine.generate(capsule))
     outcome = events[-1].outcome
     assert outcome.status == "passed", outcome.message
-    assert any(isinstance(e, Notice) and "local model" in e.message for e in events)
+    assert any(isinstance(e, ModelProgress) and "local model" in e.progress.note for e in events)
     assert sum(isinstance(e, AttemptStarted) for e in events) == outcome.attempts
     (record, *_) = History().attempts(Path("/nonexistent/mod.py"), "add")
     assert record.model.startswith("qwen2.5-coder-0.5b") and record.completion_tokens > 0

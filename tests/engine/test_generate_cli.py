@@ -171,25 +171,31 @@ def test_the_file_changed_meanwhile_is_not_overwritten(openai_server: FakeOpenAI
 def test_progress_on_a_terminal_is_a_live_status_with_the_failures(
         openai_server: FakeOpenAI, project: Path) -> None:
     openai_server.queue(AREA_WRONG, AREA)
-    leader, follower = pty.openpty()
     env = {**os.environ, "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": FAKE_KEY,
            "COLUMNS": "200", "TERM": "xterm"}
-    process = subprocess.Popen([sys.executable, "-m", "pycapsule", "generate", f"{project}::area"],
-                               env=env, stdout=subprocess.PIPE, stderr=follower, text=True)
+    done = on_a_terminal([sys.executable, "-m", "pycapsule", "generate", f"{project}::area"], env)
+    raw, stdout = done.stderr, done.stdout
+    assert "\x1b[" in raw  # drawn as a live status, not plain lines
+    terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    assert done.returncode == 0 and stdout.startswith("--- a/")
+    assert "area: attempt 1/3: generating" in terminal and "area: attempt 2/3: starting over" in terminal
+    assert "area: attempt 1/3: doctest failed" in terminal and "Got: 12" in terminal
+    assert "Traceback" not in terminal and FAKE_KEY not in terminal
+
+
+def on_a_terminal(command: list[str], env: dict[str, str], cwd: Path | None = None,
+                  ) -> subprocess.CompletedProcess[str]:
+    """`command` run with its stderr on a pty: its exit code, stdout and what the terminal showed (stderr)."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=follower, text=True)
     os.close(follower)
     shown = bytearray()
     reader = threading.Thread(target=_drain, args=(leader, shown), daemon=True)
     reader.start()
-    stdout, _ = process.communicate(timeout=120)
+    stdout, _ = process.communicate(timeout=300)
     reader.join(10)
     os.close(leader)
-    raw = shown.decode(errors="replace")
-    assert "\x1b[" in raw  # drawn as a live status, not plain lines
-    terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
-    assert process.returncode == 0 and stdout.startswith("--- a/")
-    assert "area: attempt 1/3: generating" in terminal and "area: attempt 2/3: starting over" in terminal
-    assert "area: attempt 1/3: doctest failed" in terminal and "Got: 12" in terminal
-    assert "Traceback" not in terminal and FAKE_KEY not in terminal
+    return subprocess.CompletedProcess(command, process.returncode, stdout, shown.decode(errors="replace"))
 
 
 def _drain(fd: int, into: bytearray) -> None:

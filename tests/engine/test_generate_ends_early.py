@@ -157,7 +157,8 @@ def test_the_live_line_shows_attempt_elapsed_time_and_tokens_per_second_never_th
     code, raw = run_on_a_terminal(openai_server, project)
     terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
     assert code == ExitCode.OK, terminal
-    assert re.search(r"area: attempt 1/3: generating · \d+\.\d s · \d+ tokens/s", terminal), terminal
+    writing = r"area: attempt 1/3: generating · writing: \d+ tokens, \d+ tokens/s · \d+\.\d s"
+    assert re.search(writing, terminal), terminal
     # the failure is said in the user's words; what the fix prompt tells the model is not shown
     assert "area: attempt 1/3: no usable code in the answer" in terminal
     assert "Reply with" not in terminal and "```" not in terminal

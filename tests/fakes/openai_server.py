@@ -16,7 +16,11 @@ Scripted replies (queue them in the order they will be asked for)
                                         `chunk_delay` slows the stream, `drop_after=N` cuts the
                                         connection after N content chunks, `stall_after=N` goes
                                         silent after N content chunks (until the server stops, or
-                                        `stall_seconds`, then cuts the connection).
+                                        `stall_seconds`, then cuts the connection);
+                                        `prompt_tokens=N` answers a request that asks for
+                                        `return_progress` (llama.cpp's option) with its
+                                        `prompt_progress` chunks first: 0, then every 512 tokens
+                                        read, one batch per `prompt_seconds`.
     Error(429, "slow down", headers={"Retry-After": "1"})   an HTTP error with an OpenAI-style JSON body
                                         (`body=` a raw body instead, sent as `content_type`).
     Hang(seconds=None)                  waits (until the server stops, or `seconds`) before answering
@@ -40,7 +44,7 @@ From another process (editor tests)
 prints its base URL (e.g. `http://127.0.0.1:41234/v1`) as the first stdout line and serves until
 SIGTERM/SIGINT. replies.json is a JSON list of objects, one per reply:
     {"text": "..."} (optional "usage", "finish_reason", "chunk_delay", "drop_after", "stall_after",
-    "stall_seconds")
+    "stall_seconds", "prompt_tokens", "prompt_seconds")
     {"status": 429, "body": "...", "headers": {...}, "content_type": "text/html"}
     {"hang": 30}   {"hang": null}   {"drop": true}   {"garbage": "text sent as raw bytes"}
     {"delay": 1.5, "reply": {...}}
@@ -86,6 +90,10 @@ class Text:
     """Streaming only: after this many content chunks, send nothing more (a hung endpoint mid-answer)."""
     stall_seconds: float | None = None
     """How long a stall lasts before the connection is cut (None: until the server stops)."""
+    prompt_tokens: int | None = None
+    """Streaming with `return_progress`: the prompt's size in llama.cpp's `prompt_progress` chunks."""
+    prompt_seconds: float = 0.0
+    """Seconds per 512-token batch of the prompt."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,8 @@ def reply_from_json(spec: dict[str, Any]) -> Reply:
             drop_after=spec.get("drop_after"),
             stall_after=spec.get("stall_after"),
             stall_seconds=spec.get("stall_seconds"),
+            prompt_tokens=spec.get("prompt_tokens"),
+            prompt_seconds=float(spec.get("prompt_seconds", 0.0)),
         )
     if "status" in spec:
         return Error(int(spec["status"]), spec.get("message", "scripted error"),
@@ -423,6 +433,16 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 payload.update(extra or {})
                 return payload
 
+            if reply.prompt_tokens is not None and body.get("return_progress"):
+                started, total = time.monotonic(), reply.prompt_tokens
+                for processed in [*range(0, total, 512), total]:
+                    if processed and server._stopping.wait(reply.prompt_seconds):
+                        return self._drop()
+                    ms = int((time.monotonic() - started) * 1000)
+                    self._event(chunk([{"index": 0, "delta": {"role": "assistant", "content": None},
+                                        "finish_reason": None}],
+                                      {"prompt_progress": {"total": total, "cache": 0, "processed": processed,
+                                                           "time_ms": ms}}))
             self._event(chunk([{"index": 0, "delta": {"role": "assistant", "content": ""},
                                 "finish_reason": None}]))
             for n, piece in enumerate(_pieces(reply.text)):

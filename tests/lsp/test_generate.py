@@ -3,13 +3,15 @@ versioned edit replaces the body; budget exhausted and model down leave the docu
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from lsprotocol import types
 
-from tests.fakes.openai_server import Text
+from tests.fakes.openai_server import Delay, Text
 from tests.lsp.conftest import TEST_OPTIONS
 from tests.lsp.editor import API_KEY, Editor, server_env, start_editor, stop_editor
 from tests.lsp.scripted_model import ScriptedModel
@@ -172,13 +174,27 @@ async def test_the_api_key_never_reaches_messages_or_logs(fake: ScriptedModel, p
         await stop_editor(editor)
 
 
-async def test_progress_counts_what_the_model_streams(editor: Editor, fake: ScriptedModel):
-    fake.queue(Text(ADD_RIGHT, chunk_delay=0.1))
+async def test_progress_and_status_show_each_phase_with_its_figures_within_a_second(
+        editor: Editor, fake: ScriptedModel):
+    fake.queue(Delay(1.5, Text(ADD_RIGHT, chunk_delay=0.1)))
     uri = editor.open("mod.py", ADD_STUB)
-    assert (await generate(editor, uri))["status"] == "passed"
-    messages = [r.message for r in progress_of(editor)]
-    streaming = [m for m in messages if m and m.startswith("attempt 1/3: generating: ")]
-    assert streaming and all(m.endswith(" characters") for m in streaming), messages
+    [action] = await editor.code_actions(uri, line_of(editor.text(uri), "    ...\n"))
+    assert action.command is not None
+    answer = await editor.execute(action.command)
+    await fake.asked()
+    asked = time.monotonic()
+    await editor.wait_for_status(lambda s: s["message"].startswith("reading the prompt"), timeout=1.0)
+    await editor.wait_for_status(lambda s: s["message"] == "reading the prompt: 1 s", timeout=1.5)
+    await editor.wait_for_status(lambda s: s["message"] == "writing: 1 token", timeout=10)
+    assert 1.3 < time.monotonic() - asked < 2.5, "writing is said within a second of the first token"
+    await editor.wait_for_status(lambda s: re.fullmatch(r"writing: \d+ tokens, \d+ tokens/s", s["message"]))
+    assert (await editor.run_end(answer["runId"]))["status"] == "passed"
+    messages = [r.message for r in progress_of(editor)][1:-1]
+    phases = ["attempt 1/3: generating", "attempt 1/3: reading the prompt: 0 s",
+              "attempt 1/3: writing: 1 token", "attempt 1/3: running 2 examples",
+              "attempt 1/3: doctests passed"]
+    assert [m for m in messages if m in phases] == phases, messages
+    assert [s["message"] for s in editor.statuses if s["message"] == "running 2 examples"]
 
 
 def assert_annotated(applied: types.ApplyWorkspaceEditParams, annotated: bool) -> None:

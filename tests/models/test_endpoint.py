@@ -27,7 +27,7 @@ from pycapsule.embedded_model.endpoint import LocalEndpoint, start_local_endpoin
 from pycapsule.embedded_model.errors import ModelServerError
 from pycapsule.embedded_model.serve import ServerOptions, start_server
 from pycapsule.engine import Engine
-from pycapsule.events import Finished, Notice
+from pycapsule.events import Finished, ModelProgress
 from pycapsule.exit_codes import ExitCode
 
 from tests.models.servers import model_servers
@@ -273,7 +273,8 @@ def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_n
     capsule = capsule_by_qualname(module.read_text(), "add", module)
 
     def starts(events: list[object]) -> int:
-        return sum(isinstance(e, Notice) and e.message.startswith("starting the local model") for e in events)
+        return sum(isinstance(e, ModelProgress) and e.progress.note.startswith("starting the local model")
+                   for e in events)
 
     with Engine(Settings(max_attempts=1)) as engine:
         first = list(engine.generate(capsule))

@@ -113,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
                         "running again")
     if qualnames:
         say(PREFIX, f"python: {interpreter.describe()}")
-    if qualnames and loaded.settings.uses_embedded_model:
-        install_before_a_run(loaded.settings.embedded_model_size)  # one bar, not the engine's lines
+    if loaded.settings.uses_embedded_model and _has_a_stub(read, qualnames):
+        # one bar, not the engine's lines; a function with a body may already pass: nothing to install for it
+        install_before_a_run(loaded.settings.embedded_model_size)
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames)
@@ -153,6 +154,12 @@ def _qualnames(read: ReadTarget) -> list[str]:
     except CapsuleError:  # the file parsed (read_target): the function is not in it
         known = [capsule.qualname for capsule in read_capsules(text, target.path)]
         raise no_such_function(target.path, target.qualname or "", known) from None
+
+
+def _has_a_stub(read: ReadTarget, qualnames: list[str]) -> bool:
+    """Whether a target is a stub, which surely needs the model (a function with a body is checked first)."""
+    stubs = {c.qualname for c in read_capsules(read.source.text, read.target.path) if c.is_stub}
+    return any(name in stubs for name in qualnames)
 
 
 def _fill(engine: Engine, read: ReadTarget, qualnames: list[str]) -> _Run:

@@ -1,27 +1,30 @@
 """`generate`'s progress on stderr, from the loop's events: what the user waits for, never what was
 written for the model. The words are `pycapsule.event_text`'s (the language server shows the same).
 
-On a terminal: one live line (target, attempt n/N and mode, elapsed seconds, tokens/s while the model
-writes), with each failed attempt's headline and condensed failure printed above it. Elsewhere (a pipe,
-a log): plain lines, one per event.
+On a terminal: one live line (target, attempt n/N, the phase under way with its figures, elapsed seconds),
+redrawn 8 times a second, with each failed attempt's headline and condensed failure, the model's start
+lines and a stalled request's reason printed above it. Elsewhere (a pipe, a log): plain lines, one per
+event, and for the phases one when a phase starts (with its first figures) and one when a request stalls.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, TextIO
 
-from pycapsule.event_text import attempt_label, describe
+from pycapsule.event_text import attempt_label, describe, phase
 from pycapsule.event_text import outcome_line as _outcome_line
 from pycapsule.events import (
     AttemptFinished,
     AttemptStarted,
+    Checking,
     Event,
     Finished,
+    ModelProgress,
     Notice,
     Outcome,
-    TokensStreamed,
 )
 from pycapsule.terminal import terminal_safe
 
@@ -46,6 +49,10 @@ class PlainProgress:
         self.max_attempts = 0
         self.began = time.monotonic()
         """When the current target started."""
+        self.phase: tuple[int, str] | None = None
+        """The attempt and phase of the model request under way (a phase's later figures are no new line)."""
+        self.stalled = ""
+        """Why the request under way is stalled, once said ('' while it moves)."""
 
     def say(self, text: str) -> None:
         print(terminal_safe(f"pycapsule: {text}"), file=self.stream, flush=True)
@@ -70,6 +77,7 @@ class PlainProgress:
         body) or "" (a notice, about no function in particular); None for the other events."""
         if isinstance(event, AttemptStarted):
             self.attempt, self.max_attempts = event.attempt, event.max_attempts
+            self.phase = None
         described = describe(event)
         if described is None:
             return None
@@ -79,9 +87,20 @@ class PlainProgress:
         label = attempt_label(attempt, self.max_attempts)
         return (f"{qualname}: {label}" if label else qualname), what
 
+    def news(self, event: ModelProgress) -> bool:
+        """Whether a model request's progress is worth a plain line: a new phase, a line of the model's start,
+        a stall."""
+        progress = event.progress
+        key = (event.attempt, progress.phase)
+        new = key != self.phase or bool(progress.note) or progress.stalled not in ("", self.stalled)
+        self.phase, self.stalled = key, progress.stalled
+        return new
+
     def on_event(self, qualname: str, event: Event) -> None:
         if isinstance(event, AttemptFinished) and event.passed:
             return  # the outcome line says it
+        if isinstance(event, ModelProgress) and not self.news(event):
+            return
         if isinstance(event, Finished):
             self.say(outcome_line(event.outcome))
         elif (placed := self.place(qualname, event)) is not None:
@@ -106,24 +125,16 @@ class _StatusLine:
 
         self.spinner = Spinner("dots")
         self.label = ""
+        self.doing = ""
+        """The phase under way with its figures (event_text.phase), or what the sandbox runs."""
         self.started = started
-        self.first_token: float | None = None
-        self.tokens = 0
 
     def attempt(self, label: str) -> None:
-        self.label, self.first_token, self.tokens = label, None, 0
-
-    def token(self) -> None:
-        self.tokens += 1
-        if self.first_token is None:
-            self.first_token = time.monotonic()
+        self.label, self.doing = label, ""
 
     def text(self) -> str:
-        now = time.monotonic()
-        parts = [self.label, f"{now - self.started:.1f} s"]
-        if self.first_token is not None and self.tokens > 1 and now > self.first_token:
-            parts.append(f"{(self.tokens - 1) / (now - self.first_token):.0f} tokens/s")
-        return " · ".join(parts)
+        parts = [self.label, self.doing, f"{time.monotonic() - self.started:.1f} s"]
+        return " · ".join(part for part in parts if part)
 
     def __rich__(self) -> Any:
         from rich.text import Text
@@ -150,8 +161,17 @@ class LiveProgress(PlainProgress):
         if isinstance(event, AttemptStarted):
             where, what = self.place(qualname, event) or ("", "")
             self._line().attempt(f"{where}: {what}")
-        elif isinstance(event, TokensStreamed):
-            self._line().token()
+        elif isinstance(event, ModelProgress):
+            progress = event.progress
+            if progress.note:
+                self.say(progress.note)
+            elif progress.stalled and progress.stalled != self.stalled:
+                self.console.print(f"[yellow]{_escape(terminal_safe(progress.stalled))}[/]", markup=True,
+                                   highlight=False)
+            self.stalled = progress.stalled
+            self._line().doing = phase(replace(progress, stalled="", note=""))
+        elif isinstance(event, Checking):
+            self._line().doing = describe(event)[1]  # type: ignore[index]
         elif isinstance(event, AttemptFinished) and not event.passed:
             where, what = self.place(qualname, event) or ("", "")
             self.console.print(f"[red]{_escape(terminal_safe(where))}[/]: {_escape(terminal_safe(what))}",
