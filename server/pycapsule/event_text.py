@@ -130,11 +130,6 @@ def at_attempt(attempt: int, max_attempts: int, text: str) -> str:
     return f"{label}: {text}" if label else text
 
 
-def streamed(line: str, characters: int) -> str:
-    """While the model writes: "attempt 1/5: generating: 412 characters"."""
-    return f"{line}: {characters} characters"
-
-
 def outcome_line(outcome: Outcome) -> str:
     """The end of one function on a terminal: status, the loop's message, time and tokens."""
     tokens = outcome.usage.total_tokens

@@ -282,12 +282,13 @@ def test_a_client_that_disconnects_stops_its_generation(tiny_env: Path, runtime_
 def test_a_language_server_engine_and_a_cli_run_share_one_model_process(
         cli_env: dict[str, str], tmp_path: Path, runtime_dir: Path) -> None:
     """The language server asks for the model through the same Engine as the CLI (in its own process)."""
-    from pycapsule.config import Settings
+    from pycapsule.config import load_settings
     from pycapsule.engine import Engine
 
     module = tmp_path / "mod.py"
     module.write_text(STUB)
-    with Engine(Settings(max_attempts=1)) as editor:
+    # The settings as the server resolves them: the environment names the tiny model.
+    with Engine(load_settings(None, {"max_attempts": 1}).settings) as editor:
         editor.programmer()
         (server,) = model_servers(runtime_dir)
         run = subprocess.run(generate_command(module), cwd=tmp_path, env=cli_env, capture_output=True,

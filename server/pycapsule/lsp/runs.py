@@ -23,7 +23,6 @@ import asyncio
 import itertools
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,8 +44,6 @@ from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import run_title
 from pycapsule.lsp.status import State, log, send_status, show
 
-_STREAM_REPORT_SECONDS = 0.5
-"""While the model streams, the progress says how much has come at most this often."""
 _EDIT_TEXT_SECONDS = 5.0
 """How long after an applied edit its text may take to arrive before the diagnostics are no longer moved."""
 
@@ -210,8 +207,7 @@ class Runs:
         # Imported on first use: the loop pulls in the openai client, seconds of start-up on a busy machine.
         from pycapsule.events import AttemptFinished, AttemptStarted, Finished, TokensStreamed
 
-        outcome, max_attempts, streamed, reported = None, 0, 0, 0.0
-        doing: tuple[int, str] | None = None
+        outcome, max_attempts = None, 0
         attempt_mode = run.mode
         while (item := await run.queue.get()) is not None:
             if item is _STOP:
@@ -226,19 +222,12 @@ class Runs:
                 outcome = item.outcome
                 continue
             if isinstance(item, AttemptStarted):
-                max_attempts, streamed, attempt_mode = item.max_attempts, 0, item.mode
-                doing = (item.attempt, event_text.doing(item))
-            if isinstance(item, TokensStreamed) and doing is not None:
-                streamed += len(item.text)
-                if time.monotonic() - reported >= _STREAM_REPORT_SECONDS:
-                    reported = time.monotonic()
-                    what = event_text.streamed(doing[1], streamed)
-                    self._report(run, progress, doing[0], max_attempts, what)
-                continue
+                max_attempts, attempt_mode = item.max_attempts, item.mode
+            if isinstance(item, TokensStreamed):
+                continue  # the model's progress events say how the writing goes
             said = event_text.describe(item)
             if said is not None:
                 attempt, text = said
-                reported = time.monotonic()
                 self._report(run, progress, attempt, max_attempts, text)
                 if isinstance(item, AttemptFinished):
                     log(self._server, f"`{run.name}` attempt {attempt}: {text} ({item.seconds:.1f} s)")
