@@ -105,6 +105,8 @@ class Closest:
     """What still fails, in one line (the attempt's headline)."""
     near: bool = False
     """One example, or one of the project's tests, short of passing."""
+    edits: tuple[TextEdit, ...] = ()
+    """`code` as edits of the module the run started from (what an editor applies)."""
 
 
 @dataclass(frozen=True)

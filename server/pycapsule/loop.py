@@ -339,7 +339,8 @@ class _Run:
         key = (*distance, -attempt)
         if self.closest is None or key < self.closest[0]:
             near = distance[0] == 1 or (distance[0] == 0 and distance[1] <= 1)
-            self.closest = (key, Closest(attempt, result.code, result.new_source, result.headline, near))
+            self.closest = (key, Closest(attempt, result.code, result.new_source, result.headline, near,
+                                         result.edits))
 
     def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
              ) -> Generator[Event, None, Reply]:

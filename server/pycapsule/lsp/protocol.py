@@ -14,6 +14,8 @@ CMD_SELF_DEBUG = "pycapsule.selfDebug"
 """Debug the current body until its doctests pass; the same arguments."""
 CMD_CANCEL = "pycapsule.cancel"
 """Stop matching runs: none (all), {"uri"[, "qualname"]} or {"runId"}."""
+CMD_APPLY_CLOSEST = "pycapsule.applyClosest"
+"""Apply the closest try of the last run that gave up on a function: {"uri", "qualname"}."""
 
 STATUS = "pycapsule/status"
 """The notification that tells status bars what the server does and how each run ended (status.py)."""
@@ -37,6 +39,11 @@ FIX_KIND = types.CodeActionKind.QuickFix
 
 def fix_title(name: str) -> str:
     return f"Self-debug `{name}` (doctests failing)"
+
+
+def closest_title(name: str, attempt: int) -> str:
+    """The action that applies a run's closest try (a run never applies it by itself)."""
+    return f"Apply the closest try of `{name}` (attempt {attempt}, still failing)"
 
 
 def cancel_title(mode: str, name: str) -> str:

@@ -20,13 +20,15 @@ What the events say is `pycapsule.event_text`'s.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -41,11 +43,26 @@ from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import document_path
 from pycapsule.lsp.engine_process import EngineGone, EngineProcess, Mode, Refusal, RemoteRun, StartRequest
 from pycapsule.lsp.progress import RunProgress
-from pycapsule.lsp.protocol import run_title
+from pycapsule.lsp.protocol import closest_title, run_title
 from pycapsule.lsp.status import State, log, send_status, show
+
+if TYPE_CHECKING:
+    from pycapsule.events import Closest
 
 _EDIT_TEXT_SECONDS = 5.0
 """How long after an applied edit its text may take to arrive before the diagnostics are no longer moved."""
+
+
+_CLOSEST_KEPT = 20
+"""Closest tries kept for the editor to apply (the oldest forgotten first): each holds its run's text."""
+
+
+@dataclass(frozen=True)
+class _Kept:
+    started_from: StartRequest
+    capsule: Capsule
+    closest: Closest
+    run_id: str
 
 
 _STOP = object()
@@ -104,6 +121,7 @@ class Runs:
         self._changes = changes
         self._diagnostics = diagnostics
         self._runs: dict[tuple[str, str], Run] = {}
+        self._closest: dict[tuple[str, str], _Kept] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pycapsule-run")
 
@@ -241,6 +259,10 @@ class Runs:
     async def _conclude(
         self, run: Run, started_from: StartRequest, capsule: Capsule, outcome: Any, progress: RunProgress
     ) -> dict[str, Any]:
+        self._closest.pop((run.uri, run.qualname), None)
+        closest = outcome.closest if outcome.status == "gave_up" else None
+        if closest is not None and closest.edits:
+            self._keep_closest(run, started_from, capsule, outcome)
         applied = None
         if outcome.status in ("passed", "not_verified") and outcome.edits:
             options = self._configuration.options_for(run.uri)
@@ -257,7 +279,46 @@ class Runs:
         if applied is not None:
             self._background(self._republish_after(run.uri, applied.version))
         summary = event_text.run_summary(run.name, outcome)
+        if (run.uri, run.qualname) in self._closest and closest is not None:
+            summary += (f"; its closest try (attempt {closest.attempt}: {closest.failing}) is offered as the "
+                        f"code action \"{closest_title(run.name, closest.attempt)}\"")
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
+
+    def closest(self, uri: str, qualname: str) -> Closest | None:
+        """The closest try of the last run that gave up on the function, while it can still be applied."""
+        kept = self._closest.get((uri, qualname))
+        return kept.closest if kept is not None else None
+
+    async def apply_closest(self, uri: str, qualname: str) -> dict[str, Any]:
+        """Apply the kept closest try (the user asked for it, knowing it fails), as a run's result is applied:
+        one versioned edit, refused when the function changed since the run started."""
+        kept = self._closest.get((uri, qualname))
+        if kept is None:
+            return {"status": "error", "message": f"there is no closest try of `{qualname}` to apply"}
+        name = kept.capsule.name
+        if (uri, qualname) in self._runs:
+            return {"status": "busy", "message": f"`{name}` is being worked on; cancel that run first"}
+        options = self._configuration.options_for(uri)
+        label = closest_title(name, kept.closest.attempt)
+        applied = await apply_outcome(self._server, self._changes, kept.started_from, kept.capsule,
+                                      kept.closest.edits, options, label=label)
+        store = self._attempts.store() if kept.run_id and kept.started_from.path is not None else None
+        if store is not None:
+            with contextlib.suppress(sqlite3.Error):  # the user has the code; only the history lacks it
+                store.conclude(kept.run_id, kept.closest.attempt, applied=applied.for_history)
+        if applied.state != "applied":
+            show(self._server, applied.message, types.MessageType.Warning)
+            return {"status": "refused", "message": applied.message, "code": applied.code}
+        self._closest.pop((uri, qualname), None)
+        message = f"`{name}`: applied its closest try (attempt {kept.closest.attempt}), which still fails"
+        log(self._server, message)
+        self._background(self._republish_after(uri, applied.version))
+        return {"status": "applied", "message": message}
+
+    def _keep_closest(self, run: Run, started_from: StartRequest, capsule: Capsule, outcome: Any) -> None:
+        self._closest[(run.uri, run.qualname)] = _Kept(started_from, capsule, outcome.closest, outcome.run_id)
+        while len(self._closest) > _CLOSEST_KEPT:
+            del self._closest[next(iter(self._closest))]
 
     def _background(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)

@@ -7,6 +7,8 @@ each carries only a command reference, and the work starts when the user picks o
   failing when the client sends none (the server's own knowledge, moved through the edits made since,
   while the function's text is unchanged: diagnostics.py `known`), as Neovim after an edit above the
   function and eglot at the end of a line do.
+- A function whose last run gave up offers "Apply the closest try of ..." (refactor.rewrite): that run's
+  nearest body, which still fails, applied only when the user picks it (as `generate --write-closest`).
 - While a run works on the function under the cursor, it offers "Cancel ..." instead, in the kind of
   the run, so clients without a progress UI can stop it.
 - A syntax error elsewhere in the file does not hide the actions (the function's own text is
@@ -25,6 +27,7 @@ from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
 from pycapsule.lsp.protocol import (
     CANNOT_RUN_CODE,
+    CMD_APPLY_CLOSEST,
     CMD_CANCEL,
     CMD_GENERATE,
     CMD_SELF_DEBUG,
@@ -35,6 +38,7 @@ from pycapsule.lsp.protocol import (
     GENERATE_TITLE,
     action_kind,
     cancel_title,
+    closest_title,
     fix_title,
 )
 from pycapsule.lsp.runs import Runs
@@ -109,12 +113,19 @@ def _generate_actions(
     run = runs.running(document.uri, capsule.qualname)
     if run is not None:
         return [_cancel_action(document, capsule, run.mode)]
-    if not capsule.is_stub:
-        return []
-    command = types.Command(
-        title=GENERATE_TITLE, command=CMD_GENERATE, arguments=target_arguments(document, capsule)
-    )
-    return [types.CodeAction(title=GENERATE_TITLE, kind=GENERATE_KIND, command=command, tags=tags)]
+    actions = []
+    if capsule.is_stub:
+        command = types.Command(
+            title=GENERATE_TITLE, command=CMD_GENERATE, arguments=target_arguments(document, capsule)
+        )
+        actions.append(types.CodeAction(title=GENERATE_TITLE, kind=GENERATE_KIND, command=command, tags=tags))
+    closest = runs.closest(document.uri, capsule.qualname)
+    if closest is not None:
+        title = closest_title(capsule.name, closest.attempt)
+        command = types.Command(title=title, command=CMD_APPLY_CLOSEST,
+                                arguments=target_arguments(document, capsule))
+        actions.append(types.CodeAction(title=title, kind=GENERATE_KIND, command=command, tags=tags))
+    return actions
 
 
 def is_ours(diagnostic: types.Diagnostic) -> bool:

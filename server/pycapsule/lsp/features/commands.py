@@ -5,6 +5,8 @@
     pycapsule.selfDebug  same arguments: debug the current body until its doctests pass
     pycapsule.cancel     optional {"uri", "qualname"} or {"runId"}: stop matching runs (all when
                          no argument)
+    pycapsule.applyClosest {"uri", "qualname"}: apply the closest try of the function's last run that
+                         gave up (it still fails): {"status": "applied" | "refused" | ..., "message"}
 
 generate/selfDebug answer at once: {"status": "started", "runId", "message"}, or {"status": "busy"
 | "error", "message"} when no run started (already running; the file has a syntax error). How the
@@ -22,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from pycapsule.lsp.engine_process import Mode, Refusal
 from pycapsule.lsp.markup import no_links
-from pycapsule.lsp.protocol import CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
+from pycapsule.lsp.protocol import CMD_APPLY_CLOSEST, CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
 from pycapsule.lsp.services import Services
 from pycapsule.lsp.status import show
 
@@ -35,6 +37,13 @@ def register(server: LanguageServer, services: Services) -> None:
     @server.command(CMD_SELF_DEBUG)
     async def self_debug(*arguments: Any) -> dict[str, Any]:
         return _answer(await _start(services, arguments, "fix"))
+
+    @server.command(CMD_APPLY_CLOSEST)
+    async def apply_closest(*arguments: Any) -> dict[str, Any]:
+        target = _target(arguments)
+        if not isinstance(target.get("qualname"), str):
+            raise _invalid('The command needs {"uri": ..., "qualname": ...}.')
+        return _answer(await services.runs.apply_closest(target["uri"], target["qualname"]))
 
     @server.command(CMD_CANCEL)
     def cancel(*arguments: Any) -> dict[str, Any]:
