@@ -70,6 +70,46 @@ def model_replies() -> list[Text]:
     ]
 
 
+TYPING_LINE = "# Notes:"
+"""A line outside every function, where the user of the issue-47 scenarios types during a run."""
+ABOVE_FILE = "above.py"
+ABOVE_SOURCE = f'''"""A stub above a failing function: generating the stub moves the failing one down."""
+
+{TYPING_LINE}
+
+
+def digit_sum(n: int) -> int:
+    """The sum of the decimal digits of n.
+
+    >>> digit_sum(123)
+    6
+    >>> digit_sum(-45)
+    9
+    """
+    ...
+
+
+def twice(n: int) -> int:
+    """Twice n.
+
+    >>> twice(2)
+    4
+    """
+    return 3 * n
+'''
+ABOVE_STUB_LINE = ABOVE_SOURCE.splitlines().index("def digit_sum(n: int) -> int:") + 1
+"""1-based line of the stub's `def` in ABOVE_SOURCE."""
+FAILING_EXAMPLE = ">>> twice(2)"
+LONG_BODY_LAST_LINE = "return total"
+LONG_BODY = Text(
+    "```python\ndef digit_sum(n: int) -> int:\n    total = 0\n    for digit in str(abs(n)):\n"
+    f"        total += int(digit)\n    {LONG_BODY_LAST_LINE}\n```"
+)
+"""A right body four lines long where the stub had one: everything below it moves down three lines."""
+FIXED_TWICE = "return 2 * n"
+FIX_TWICE = Text(f"```python\ndef twice(n: int) -> int:\n    {FIXED_TWICE}\n```")
+
+
 def doctest_failures(path: Path, function: str = "digit_sum") -> int:
     """Runs one function's doctests from the file, in a fresh module (the file is our fixture plus the
     scripted body, not untrusted output)."""
