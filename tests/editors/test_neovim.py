@@ -148,6 +148,22 @@ def test_typing_during_a_run_lands_the_result_without_an_error(tmp_path: Path) -
     assert_no_error_shown(seen)
 
 
+def test_typing_on_through_the_end_of_a_run_keeps_the_result(tmp_path: Path) -> None:
+    """The user types on (a keystroke every 100 ms) through the result's arrival and a second beyond. When
+    the edit arrives while a keystroke is not reported yet, Neovim 0.11 drops it ("Buffer ... newer than
+    edits.") and still answers `applied: true`: the result must land all the same."""
+    with FakeOpenAI() as model_server:
+        model_server.queue(Delay(2.0, LONG_BODY))
+        workspace, seen = above_scenario(tmp_path, model_server, type="through")
+
+    assert seen["typed"] >= 20, seen["typed"]
+    assert seen["typing_line"] == TYPING_LINE + "x" * seen["typed"], "every keystroke kept"
+    on_disk = (workspace / ABOVE_FILE).read_text()
+    assert f"    {LONG_BODY_LAST_LINE}\n" in on_disk, (seen["edits"], seen["messages"], on_disk)
+    assert doctest_failures(workspace / ABOVE_FILE) == 0
+    assert_no_error_shown(seen)
+
+
 def test_the_quick_fix_is_offered_on_the_failing_line_right_after_an_edit_above(tmp_path: Path) -> None:
     """Issue 47 item 2: generating the stub moves the failing function three lines down; `gra` at the end of
     its failing example's new line, before any save, offers "Self-debug" (and it fixes the function)."""

@@ -237,6 +237,33 @@ async def test_a_result_followed_through_typing_is_refused_once_the_function_its
     assert editor.text(uri) == typed, "everything the user typed, nothing else"
 
 
+async def test_an_edit_the_editor_answers_as_applied_but_drops_is_offered_again(
+        editor: Editor, fake: ScriptedModel):
+    """Neovim 0.11 answers `applied: true` to an edit made for an older version than its buffer's, applying
+    nothing ("Buffer ... newer than edits."), when the user's last keystroke is not reported yet; it reports
+    that keystroke after its answer, without the edit. The result must not be lost for it."""
+    fake.queue(ADD_RIGHT)
+    uri = editor.open("mod.py", ADD_STUB)
+    dropped: list[int | None] = []
+
+    async def like_neovim(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if dropped:
+            return editor.apply_edit(params)
+        dropped.append(params.edit.document_changes[0].text_document.version)
+        # the keystroke typed before the edit arrived goes out after the answer (Neovim's debounce)
+        asyncio.get_running_loop().call_later(0.1, editor.replace, uri, "import math\n", "import math  # x\n")
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    editor.on_edit = like_neovim
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    result = await editor.run(action.command)
+
+    assert result["status"] == "passed", result
+    assert dropped == [1] and len(editor.applied) == 1, "offered again, on the text with the keystroke"
+    text = editor.text(uri)
+    assert "import math  # x\n" in text and "    return a + b\n" in text, text
+
+
 async def generate_add(editor: Editor, fake: ScriptedModel, on_edit: EditHandler) -> tuple[str, dict]:
     """Generate `add` in an editor that answers edits with `on_edit`: the document and how the run ended."""
     fake.queue(ADD_RIGHT)

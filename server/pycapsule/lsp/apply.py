@@ -13,6 +13,9 @@ Editors are not trusted to answer as the protocol says:
   never while the user types on): after a refusal that names a version (eglot's "require version 3, you
   have 5") the server waits for that text as long; after another it waits `_SETTLE_SECONDS`, then believes
   the refusal. If the user changed the function itself meanwhile, nothing is applied and the message says so;
+- an answer that the edit was applied while the editor's next text still holds the function as the run found
+  it counts as a refusal (Neovim 0.11 answers `applied: true` to an edit made for an older version than its
+  buffer's, "newer than edits", and applies nothing: the user's last keystroke was not reported yet);
 - an editor that applies the edit without answering (Vim's ALE, which also declares it cannot
   apply edits) is seen through its `didChange`; one that neither answers nor changes the text
   within `applyEditTimeout` seconds ends the run as "unconfirmed", with a message, not a hang.
@@ -161,8 +164,11 @@ async def apply_outcome(
             reason = f"the editor refused the edit ({exc})"
         else:
             if response.applied:
-                return Applied("applied", "applied", version=version)
-            reason = response.failure_reason or "the editor did not apply the edit"
+                if await _kept(server, changes, uri, version, started_from.text, capsule):
+                    return Applied("applied", "applied", version=version)
+                reason = "the editor answered that it applied the edit, but its text does not have it"
+            else:
+                reason = response.failure_reason or "the editor did not apply the edit"
         if not declared:
             return _not_applicable(capsule, code)
         now = loop.time()
@@ -214,6 +220,29 @@ def _let_go(answer: asyncio.Future[object]) -> None:
     """Stop waiting for the editor's answer without cancelling the request: pygls fails on an answer that
     arrives for a request cancelled on this side (an error box after a success), so it is read and dropped."""
     answer.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+async def _kept(
+    server: LanguageServer,
+    changes: ChangeSignal,
+    uri: str,
+    version: int | None,
+    started_from: str,
+    capsule: Capsule,
+) -> bool:
+    """After an answer that the edit was applied, whether the editor's text has it: not when the next text it
+    reports still holds the function as the run found it (Neovim 0.11 answers `applied: true` to an edit made
+    for an older version than its buffer's and applies nothing). Without newer text within `_SETTLE_SECONDS`
+    the answer is believed."""
+    documents = server.workspace
+    if documents.get_text_document(uri).version == version and not await changes.wait(uri, _SETTLE_SECONDS):
+        return True
+    function = (capsule.header_start, capsule.body_end)
+    try:
+        rebase(started_from, documents.get_text_document(uri).source, [], [function])
+    except Conflict:
+        return True  # the function is no longer as the run found it: the edit is there
+    return False
 
 
 async def _answered_or_applied(
