@@ -86,7 +86,7 @@ class ReplayProgrammer:
         self.calls = 0
 
     def stream(self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, seed: int | None = None,
-               cancel: threading.Event | None = None) -> Generator[str, None, Reply]:
+               cancel: threading.Event | None = None, progress: bool = False) -> Generator[str, None, Reply]:
         text = self.replies[self.calls % len(self.replies)]
         self.calls += 1
         for start in range(0, len(text), 16):
