@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.lsp.editor import Editor
 from tests.lsp.scripted_model import ScriptedModel
-from tests.lsp.sources import ADD_STUB, ADD_WRONG
+from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG
 from tests.lsp.test_code_actions import line_of
 from tests.lsp.test_generate import generate
 
@@ -53,3 +53,24 @@ async def test_the_closest_try_is_refused_once_the_function_changed(editor: Edit
 
     assert answer["status"] == "refused", answer
     assert "return a - b" in editor.text(uri) and "abs(a)" not in editor.text(uri)
+
+
+async def test_a_new_run_in_the_editor_starts_from_what_earlier_runs_found(
+    editor: Editor, fake: ScriptedModel
+):
+    """The code action uses the same history as `generate` (issue 49 item 2): the first request of a new run
+    names the earlier failures, and a body an earlier run tried is not run again."""
+    fake.queue(ADD_WRONG, ADD_WRONG.replace("+ 1", "+ 2"), ADD_WRONG.replace("+ 1", "+ 3"))
+    uri = editor.open("again.py", ADD_STUB)
+    assert (await generate(editor, uri))["status"] == "gave_up"
+    fake.queue(ADD_WRONG, ADD_RIGHT)
+
+    [action] = [a for a in await editor.code_actions(uri, line_of(ADD_STUB, BODY_LINE))
+                if a.title == "Generate & self-debug"]
+    result = await editor.run(action.command)
+
+    assert result["status"] == "passed", result
+    first_of_the_new_run = fake.chat_requests[3]
+    assert "Earlier attempts failed like this" in first_of_the_new_run.task_message
+    assert "add(1, 2)" in first_of_the_new_run.task_message
+    assert "already failed" in fake.chat_requests[4].task_message
