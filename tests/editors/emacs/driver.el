@@ -2,52 +2,11 @@
 ;; Loaded after the set-up block of docs/editors.md.  Reads PYCAPSULE_EMACS_* from the environment and
 ;; writes what it saw as JSON to PYCAPSULE_EMACS_REPORT.  Exits 0 when it got to the end.
 
-(require 'eglot)
-(require 'json)
-(require 'cl-lib)
-
-(defvar pycapsule-test-statuses nil "Every pycapsule/status notification, newest first.")
-(defvar pycapsule-test-report (list))
-
-(cl-defmethod eglot-handle-notification (_server (_method (eql pycapsule/status)) &rest params)
-  (push params pycapsule-test-statuses))
-
-(defun pycapsule-test-note (key value)
-  (setq pycapsule-test-report (plist-put pycapsule-test-report key value)))
-
-(defun pycapsule-test-write ()
-  (with-temp-file (getenv "PYCAPSULE_EMACS_REPORT")
-    (insert (json-encode pycapsule-test-report))))
-
-(defun pycapsule-test-fail (what)
-  (pycapsule-test-note :error what)
-  (pycapsule-test-write)
-  (kill-emacs 1))
-
-(defun pycapsule-test-wait (what predicate &optional seconds)
-  "Let Emacs run (process output, timers) until PREDICATE holds; fail after SECONDS."
-  (let ((deadline (+ (float-time) (or seconds 60))))
-    (while (not (funcall predicate))
-      (when (> (float-time) deadline)
-        (pycapsule-test-fail (format "timed out waiting for %s" what)))
-      (accept-process-output nil 0.05)
-      (sit-for 0.05))))
-
-(defun pycapsule-test-goto (needle)
-  (goto-char (point-min))
-  (unless (search-forward needle nil t) (pycapsule-test-fail (format "no %S in the buffer" needle)))
-  (beginning-of-line))
-
-(defun pycapsule-test-run-ended (name)
-  (cl-find-if (lambda (s) (and (equal (plist-get s :name) name) (plist-get s :outcome)))
-              pycapsule-test-statuses))
+(load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
 
 (condition-case err
     (progn
-      (find-file (getenv "PYCAPSULE_EMACS_FILE"))
-      (python-mode)
-      (apply #'eglot (eglot--guess-contact))
-      (pycapsule-test-wait "the server" (lambda () (eglot-current-server)))
+      (pycapsule-test-start)
 
       ;; 1. generate: the refactor.rewrite action on the stub (the only one: eglot runs it at once)
       (pycapsule-test-goto "The sum of the decimal digits")
@@ -62,6 +21,8 @@
       (pycapsule-test-wait "the end of the run on digit_sum" (lambda () (pycapsule-test-run-ended "digit_sum")) 30)
       (pycapsule-test-note :generated (plist-get (pycapsule-test-run-ended "digit_sum") :outcome))
       (save-buffer)
+      (pycapsule-test-note-what-was-shown)
+      (pycapsule-test-note :shown-after-generate (plist-get pycapsule-test-report :messages))
 
       ;; 2. hover on the name: the attempt history
       (pycapsule-test-goto "def digit_sum")
@@ -98,7 +59,5 @@
       (pycapsule-test-wait "the cancelled run" (lambda () (pycapsule-test-run-ended "slow_stub")) 30)
       (pycapsule-test-note :cancelled (plist-get (pycapsule-test-run-ended "slow_stub") :outcome))
       (save-buffer)
-      (pycapsule-test-write)
-      (let ((eglot-autoshutdown nil)) (eglot-shutdown (eglot-current-server)))
-      (kill-emacs 0))
+      (pycapsule-test-finish))
   (error (pycapsule-test-fail (format "%S" err))))
