@@ -3,11 +3,14 @@ docs/editors.md, the real `pycapsule serve`, the scripted model server. The Vim 
 (vim/driver.vim) acts like a user: generate on a stub, hover, quick-fix a broken function, cancel.
 
 ALE is the client that declares it cannot apply edits, applies them anyway and never answers,
-sends diagnostics back without their source, and shows no progress: each run must still end."""
+sends diagnostics back without their source, and shows no progress: each run must still end, and a
+successful one shows no error (none of the server's messages as ALE shows them, nothing in v:errmsg or
+:messages). ALE reads only the server's stdout (no err_cb), so there is no stderr to check here."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -57,6 +60,12 @@ def test_ale_generates_fixes_hovers_and_cancels(tmp_path: Path, model_server: Fa
     assert "Generate & self-debug" in generate_menu
     assert any("attempts at digit_sum" in m and "passed (attempt 2" in m for m in seen["messages"]), seen
     assert any("Cancel generating `slow_stub`" in m for m in seen["menus"]), seen["menus"]
+    # no error after the successful runs: ALE shows the server's messages as "<severity>:pycapsule: ...",
+    # and Vim's own errors would be in v:errmsg and :messages
+    assert any(m.startswith("Info:pycapsule:") and "`digit_sum` passes" in m for m in seen["messages"]), seen
+    assert not [m for m in seen["messages"] if m.startswith(("Error", "Warning"))], seen["messages"]
+    assert seen["errmsg"] == "", seen["errmsg"]
+    assert not re.search(r"^E\d+:|Error|Traceback", seen["vim_messages"], re.MULTILINE), seen["vim_messages"]
     on_disk = (workspace / STUB_FILE).read_text()
     assert CORRECT_BODY in on_disk and "return 2 * n" in on_disk
     assert doctest_failures(workspace / STUB_FILE) == 0

@@ -25,6 +25,8 @@ endfunction
 function! s:Write() abort
     let s:report.menus = g:pycapsule_menus
     let s:report.messages = g:pycapsule_messages
+    let s:report.errmsg = v:errmsg
+    let s:report.vim_messages = execute('messages')
     call writefile([json_encode(s:report)], $PYCAPSULE_VIM_REPORT)
 endfunction
 
