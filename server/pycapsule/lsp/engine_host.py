@@ -76,7 +76,7 @@ class _Engines:
         self._history: History | None = None
         self._history_failed = False
 
-    def acquire(self, settings: Settings, root: Path | None, record_history: bool) -> Engine:
+    def acquire(self, settings: Settings, root: Path | None) -> Engine:
         from pycapsule.engine import Engine
 
         with self._lock:
@@ -85,8 +85,7 @@ class _Engines:
             if current is None or current[1] != settings:
                 if current is not None:
                     self._retire(current[0])
-                history = self._store() if record_history else None
-                engine = Engine(settings, project_root=root, history=history)
+                engine = Engine(settings, project_root=root, history=self._store())
                 current = self._current[key] = (engine, settings)
             self._users[id(current[0])] = self._users.get(id(current[0]), 0) + 1
             return current[0]
@@ -194,7 +193,7 @@ class Host:
             if isinstance(answer, Refusal) or not run.go or run.cancel.is_set():
                 self._send(("done", run_id))
                 return
-            engine = self._engines.acquire(request.settings, request.project_root, request.record_history)
+            engine = self._engines.acquire(request.settings, request.project_root)
             try:
                 events = engine.generate(answer, cancel=run.cancel, from_current_body=request.mode == "fix")
                 for event in events:

@@ -50,8 +50,6 @@ class StartRequest:
     mode: Mode
     settings: Settings
     project_root: Path | None
-    record_history: bool
-    """False when the server could not open the history: then the host records nothing either."""
 
 
 @dataclass(frozen=True)

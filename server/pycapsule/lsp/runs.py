@@ -167,7 +167,6 @@ class Runs:
         request = StartRequest(
             uri=uri, path=document_path(uri), text=text, qualname=qualname, line=line, mode=mode,
             settings=settings, project_root=self._configuration.project_of(uri),
-            record_history=self._attempts.store() is not None,
         )
         try:
             remote = await self._engine_process.start(request)
