@@ -269,7 +269,8 @@ class _Run:
             if last is None:
                 return
             self.original, self.original_body = last, start_body
-            failures.append(last.headline)
+            self._learn_from_earlier_runs()  # bodies earlier runs tried are not run again; the request names
+            failures.append(last.headline)  # the current body's failure, the one it is asked to fix
         else:
             failures.extend(self._learn_from_earlier_runs())
         for attempt in range(1, settings.max_attempts + 1):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.lsp.editor import Editor
 from tests.lsp.scripted_model import ScriptedModel
-from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG
+from tests.lsp.sources import ADD_RIGHT, ADD_STUB, ADD_WRONG, BROKEN_DOUBLE, DOUBLE_RIGHT
 from tests.lsp.test_code_actions import line_of
 from tests.lsp.test_generate import generate
 
@@ -74,3 +74,28 @@ async def test_a_new_run_in_the_editor_starts_from_what_earlier_runs_found(
     assert "Earlier attempts failed like this" in first_of_the_new_run.task_message
     assert "add(1, 2)" in first_of_the_new_run.task_message
     assert "already failed" in fake.chat_requests[4].task_message
+
+
+async def test_the_quick_fix_does_not_run_again_a_body_an_earlier_run_tried(
+    editor: Editor, fake: ScriptedModel
+):
+    """The quick-fix uses the same history: a fix that repeats a body an earlier run tried is not run again
+    as new; the model is told it already failed."""
+    tried = [f"```python\ndef double(x):\n    return {body}\n```" for body in ("x * 4", "x + 3", "x * 5")]
+    fake.queue(*tried)
+    uri = editor.open("fixes.py", BROKEN_DOUBLE)
+    diagnostics = await editor.diagnostics_for(uri, bool)
+
+    def quick_fix(actions: list | None):
+        [fix] = [a for a in actions or [] if a.title.startswith("Self-debug")]
+        return fix
+
+    fix = quick_fix(await editor.code_actions(uri, diagnostics[0].range.start.line, diagnostics))
+    assert (await editor.run(fix.command))["status"] == "gave_up"
+    fake.queue(tried[0], DOUBLE_RIGHT)
+
+    result = await editor.run(fix.command)
+
+    assert result["status"] == "passed", result
+    assert "already failed" in fake.chat_requests[4].task_message
+    assert "return x * 2" in editor.text(uri)
