@@ -63,8 +63,8 @@ def test_two_shards_merged_give_the_records_of_one_unsharded_run(
     first, second, third = (t.task_id for t in tasks)
     assert set(_outcomes(tmp_path / "machine-a")) == {first, third}  # positions 1 and 3
     assert set(_outcomes(tmp_path / "machine-b")) == {second}
-    [shard_manifest] = (tmp_path / "machine-a").glob("*.json")
-    [whole_manifest] = (tmp_path / "whole").glob("*.json")
+    [shard_manifest] = (tmp_path / "machine-a").glob("humaneval-*.json")  # the manifest, not summary.json
+    [whole_manifest] = (tmp_path / "whole").glob("humaneval-*.json")
     assert shard_manifest.name == whole_manifest.name  # one run: the shard is not part of its hash
     assert read_manifest(shard_manifest)["shards"] == ["1/2"]
     assert "shards" not in read_manifest(whole_manifest)

@@ -251,7 +251,8 @@ def test_an_unreachable_model_stops_the_run_and_records_nothing(
     error = capsys.readouterr().err
     assert "rerun the same command to resume" in error and "Traceback" not in error
     assert all(not read_records(path) for path in (tmp_path / "r").glob("*.jsonl"))
-    assert json.loads(next((tmp_path / "r").glob("*.json")).read_text())["total_tasks"] == 3
+    [manifest] = (tmp_path / "r").glob("humaneval-*.json")  # the run's manifest (not summary.json)
+    assert json.loads(manifest.read_text())["total_tasks"] == 3
 
 
 def test_a_task_the_model_fails_is_not_recorded_and_the_run_says_so_and_how_to_retry_it(

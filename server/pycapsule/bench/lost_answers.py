@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.capsule import is_stub_statement
+from pycapsule.parsing import parse_source
 
 MODEL = "model"
 PYCAPSULE = "pycapsule"
@@ -85,7 +86,7 @@ def _defines(code: str, name: str) -> bool:
     """Whether `code` parses and defines `name` anywhere with a real body."""
     code = textwrap.dedent(code)
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         if not any(_PROMPT.match(line) for line in code.split("\n")):
             return False
