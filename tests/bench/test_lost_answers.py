@@ -70,11 +70,19 @@ def test_no_recorded_reply_is_not_judged() -> None:
 
 
 def test_a_reply_the_time_limit_cut_off_before_a_definition_is_counted_apart() -> None:
-    cut = "no usable code in the answer (cut off by the time limit): The reply's code is not valid Python"
     reply = WITHOUT_DEFINITION["unterminated, cut off"]
-    assert owner(reply, "add", cut) == CUT_OFF
-    assert owner(WITH_DEFINITION["unterminated fence"], "add", cut) == PYCAPSULE
-    assert owner(reply, "add", "no usable code in the answer: x") == MODEL
+    assert owner(reply, "add", cut_off=True) == CUT_OFF
+    assert owner(WITH_DEFINITION["unterminated fence"], "add", cut_off=True) == PYCAPSULE
+    assert owner(reply, "add") == MODEL
+    # no_code says so in its headline; signature does not, but runs nothing after the model's 300 s
+    record = _record("T/3", ["no_code", "signature", "signature"],
+                     ["no usable code in the answer (cut off by the time limit): x",
+                      "the code does not fit `add`: The reply does not define add; it defines f",
+                      "the code does not fit `add`: The reply does not define add; it defines f"],
+                     ["", "", ""], {"1": reply, "2": "def f():\n    return 1\n", "3": "def f(): return 1"},
+                     function="add")
+    record.attempt_seconds = [300.01, 300.02, 12.5]
+    assert lost_answers([record]).attempts == [("T/3", 1, CUT_OFF), ("T/3", 2, CUT_OFF), ("T/3", 3, MODEL)]
 
 
 def test_what_counts_as_not_parseable() -> None:

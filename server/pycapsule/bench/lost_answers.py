@@ -38,6 +38,8 @@ CUT_OFF = "cut off"
 """No definition in the reply, which the request's time limit cut off as it was written (a slow or loaded
 machine): not lost to extraction, and not the model's doing either."""
 _CUT_OFF_HEADLINE = "(cut off by the time limit)"
+REQUEST_TIMEOUT = 300.0
+"""The shipped `request_timeout` (config.py)."""
 
 _NOT_PARSEABLE_REASONS = (
     "does not parse", "cannot be parsed", "does not compile", "does not define",
@@ -147,15 +149,25 @@ def definition_in(reply: str, name: str) -> bool:
     return any(_defines(run, name) for source in (lines, stripped) for run in _def_runs(source, name))
 
 
-def owner(reply: str | None, name: str, headline: str = "") -> str:
+def owner(reply: str | None, name: str, cut_off: bool = False) -> str:
     """Whose loss an unparseable answer is: `pycapsule` (a definition the extractor missed), `cut off` (none,
-    in a reply the time limit cut off: the attempt's headline says so), `model`, or `unknown` with no reply
-    recorded."""
+    in a reply the time limit cut off), `model`, or `unknown` with no reply recorded."""
     if reply is None:
         return UNKNOWN
     if definition_in(reply, name):
         return PYCAPSULE
-    return CUT_OFF if _CUT_OFF_HEADLINE in headline else MODEL
+    return CUT_OFF if cut_off else MODEL
+
+
+def was_cut_off(record: Any, index: int, request_timeout: float = REQUEST_TIMEOUT) -> bool:
+    """Whether the time limit cut attempt `index + 1`'s reply off: a `no_code` headline says so; a
+    `signature` one does not, but such an attempt runs nothing after the model, so its seconds are the
+    request's (the manifest does not record `request_timeout`: the shipped default unless told)."""
+    headline = record.headlines[index] if index < len(record.headlines) else ""
+    if _CUT_OFF_HEADLINE in headline:
+        return True
+    seconds = record.attempt_seconds[index] if index < len(record.attempt_seconds) else 0.0
+    return record.verdicts[index] == "signature" and seconds >= request_timeout
 
 
 @dataclass
@@ -216,7 +228,8 @@ def reply_of(record: Any, index: int) -> str | None:
     return None
 
 
-def lost_answers(records: Iterable[Any], names: dict[str, str] | None = None) -> LostAnswers:
+def lost_answers(records: Iterable[Any], names: dict[str, str] | None = None,
+                 request_timeout: float = REQUEST_TIMEOUT) -> LostAnswers:
     """Every unparseable attempt of `records` (reused generations too: each run counts its own answers),
     judged; `names` gives task ids' function names where the records do not."""
     found = LostAnswers()
@@ -226,7 +239,8 @@ def lost_answers(records: Iterable[Any], names: dict[str, str] | None = None) ->
             if not not_parseable(verdict, headline):
                 continue
             name = function_name(record, names)
-            judged = owner(reply_of(record, index), name, headline) if name else UNKNOWN
+            cut_off = was_cut_off(record, index, request_timeout)
+            judged = owner(reply_of(record, index), name, cut_off) if name else UNKNOWN
             found.attempts.append((record.task_id, index + 1, judged))
     return found
 
