@@ -33,7 +33,7 @@ from pycapsule.bench.records import (  # noqa: E402
     results_of,
     write_manifest,
 )
-from pycapsule.bench.report import ATTEMPTS_PLOT, PASS_PLOT, write_report  # noqa: E402
+from pycapsule.bench.report import ATTEMPTS_PLOT, PASS_PLOT, SUMMARY, write_report  # noqa: E402
 
 RESULTS = CHECKOUT / "docs" / "results"
 RECORDS = CHECKOUT / "benchmarks" / "records"
@@ -78,7 +78,7 @@ def publish(folder: Path, records_root: Path | None = None) -> list[Path]:
                   f"{manifest.get(RECORDS_KEY)})", file=sys.stderr)
         write_manifest(manifest_path, manifest)  # portable paths, also in manifests published before
         plain.unlink(missing_ok=True)
-    for plot in (ATTEMPTS_PLOT, PASS_PLOT):
+    for plot in (ATTEMPTS_PLOT, PASS_PLOT, SUMMARY):
         (folder / plot).unlink(missing_ok=True)
     write_report(folder, plots=False)
     return written

@@ -317,13 +317,14 @@ def _plot_pass_at_1(runs: list[RunSummary], path: Path) -> bool:
 
 
 def write_report(out: Path, *, plots: bool = True) -> Path:
-    """(Re)build `out/report.md`, `out/summary.json` and, with `plots`, its plots from every run recorded in
+    """(Re)build `out/report.md` and, with `plots`, its plots and `summary.json` from every run recorded in
     `out`; returns the report's path. Without plots the report shows none (a published folder keeps no
-    generated images)."""
+    generated files)."""
     runs = load_runs(out)
     drawn = [name for name, draw in ((PASS_PLOT, _plot_pass_at_1), (ATTEMPTS_PLOT, _plot_attempts))
              if plots and draw(runs, out / name)]
     report = out / "report.md"
     report.write_text(render_markdown(runs, drawn), encoding="utf-8")
-    (out / SUMMARY).write_text(json.dumps(summary_json(runs), indent=2) + "\n", encoding="utf-8")
+    if plots:  # a published folder holds manifests (every .json there is one) and report.md only
+        (out / SUMMARY).write_text(json.dumps(summary_json(runs), indent=2) + "\n", encoding="utf-8")
     return report
