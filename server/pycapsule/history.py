@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -142,7 +143,7 @@ class History:
             if self._db is None:
                 db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 db.execute("PRAGMA busy_timeout = 30000")
-                db.execute("PRAGMA journal_mode = WAL")
+                _use_wal(db)
                 db.execute("PRAGMA synchronous = NORMAL")
                 self._db = db
             yield self._db
@@ -196,6 +197,21 @@ def _missing_columns(db: sqlite3.Connection) -> list[tuple[str, str]] | None:
     if not have:
         return None
     return [(name, declaration) for name, declaration in _ADDED if name not in have]
+
+
+def _use_wal(db: sqlite3.Connection, seconds: float = 30.0) -> None:
+    """Switch the file to write-ahead logging. The switch needs the file to itself, and SQLite answers
+    "database is locked" at once, without its busy wait, when another process holds it (several processes
+    opening an old file at once): try again until `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _create_or_migrate(db: sqlite3.Connection) -> None:
