@@ -93,11 +93,15 @@ class Attempts:
                 if record.run_id == run_id and record.attempt == attempt:
                     records[n] = replace(record, verified=outcome.verification, applied=applied)
             return
-        store = self.store() if applied else None
+        self.applied(outcome.run_id, attempt, applied)
+
+    def applied(self, run_id: str, attempt: int, applied: str) -> None:
+        """Record what became of attempt `attempt` of run `run_id` on a file ('': no edit was sent)."""
+        store = self.store() if applied and run_id else None
         if store is None:
             return
         try:
-            store.conclude(outcome.run_id, attempt, applied=applied)
+            store.conclude(run_id, attempt, applied=applied)
         except sqlite3.Error as error:  # the user has the result; only the history lacks how it ended
             log.warning("pycapsule: could not record what became of the result: %s", error)
 

@@ -20,10 +20,8 @@ What the events say is `pycapsule.event_text`'s.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -301,10 +299,8 @@ class Runs:
         label = closest_title(name, kept.closest.attempt)
         applied = await apply_outcome(self._server, self._changes, kept.started_from, kept.capsule,
                                       kept.closest.edits, options, label=label)
-        store = self._attempts.store() if kept.run_id and kept.started_from.path is not None else None
-        if store is not None:
-            with contextlib.suppress(sqlite3.Error):  # the user has the code; only the history lacks it
-                store.conclude(kept.run_id, kept.closest.attempt, applied=applied.for_history)
+        if kept.started_from.path is not None:
+            self._attempts.applied(kept.run_id, kept.closest.attempt, applied.for_history)
         if applied.state != "applied":
             show(self._server, applied.message, types.MessageType.Warning)
             return {"status": "refused", "message": applied.message, "code": applied.code}
