@@ -1,9 +1,10 @@
 """`pycapsule serve`: the language server on stdio (the only transport; `--stdio` is accepted).
 
 Started by hand on a terminal it says what it is in one line. Ctrl-C closes the server's engines
-(sandbox, model) and leaves with `os._exit`: the thread pygls reads stdin in cannot be interrupted, and
-waiting for it (pygls' shutdown, then the interpreter's) hung, and a second Ctrl-C then ended in "Fatal
-Python error". A second Ctrl-C during the close leaves at once.
+(sandbox, model) and leaves with `os._exit`: a thread reading stdin (pygls's reader, used when stdin
+is not a pipe, a socket or a terminal: see lsp/stdio.py) cannot be interrupted, and waiting for it
+(pygls' shutdown, then the interpreter's) hung, and a second Ctrl-C then ended in "Fatal Python error".
+A second Ctrl-C during the close leaves at once.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     # built must end it the same way.
     signal.signal(signal.SIGINT, on_interrupt)
     from pycapsule.lsp.server import build_server
+    from pycapsule.lsp.stdio import start_io
 
     # pygls logs through `logging`; stdout carries the protocol, so anything else goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="pycapsule serve: %(message)s")
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(GREETING, file=sys.stderr, flush=True)
     server = build_server()
     try:
-        server.start_io()
+        start_io(server)
     finally:
         server.close(wait=CLOSE_WAIT)
     return ExitCode.OK

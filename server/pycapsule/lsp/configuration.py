@@ -120,8 +120,13 @@ class Configuration:
         (untitled buffers: of their workspace folder); None: the workspace root."""
         if uri is None:
             return self.root
+        return project_root(self.project_anchor(uri))
+
+    def project_anchor(self, uri: str) -> Path | None:
+        """What `project_of` looks up from: the file's path, or its workspace folder when it has none.
+        Costs no file-system access, so a run's start can leave the walk up to the engine's process."""
         path = document_path(uri)
-        return project_root(path if path is not None else self._folder_of(None)[1])
+        return path if path is not None else self._folder_of(None)[1]
 
     # what a document gets --------------------------------------------------------------------------
     def resolved(self, uri: str | None = None) -> Resolved:

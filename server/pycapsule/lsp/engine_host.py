@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule.capsule import Capsule, CapsuleError, no_such_function
-from pycapsule.config import Settings
+from pycapsule.config import Settings, project_root
 from pycapsule.lsp.documents import CapsuleOutline, parse_text
 from pycapsule.lsp.engine_process import Refusal, StartRequest
 from pycapsule.lsp.protocol import CMD_SELF_DEBUG
@@ -193,7 +193,7 @@ class Host:
             if isinstance(answer, Refusal) or not run.go or run.cancel.is_set():
                 self._send(("done", run_id))
                 return
-            engine = self._engines.acquire(request.settings, request.project_root)
+            engine = self._engines.acquire(request.settings, project_root(request.project_anchor))
             try:
                 events = engine.generate(answer, cancel=run.cancel, from_current_body=request.mode == "fix")
                 for event in events:

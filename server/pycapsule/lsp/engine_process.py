@@ -49,7 +49,9 @@ class StartRequest:
     """0-based line inside the target function."""
     mode: Mode
     settings: Settings
-    project_root: Path | None
+    project_anchor: Path | None
+    """Where the project's root is looked up from (`Configuration.project_anchor`): the host walks up,
+    so the server's request path touches no file system."""
 
 
 @dataclass(frozen=True)

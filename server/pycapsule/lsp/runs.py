@@ -164,7 +164,7 @@ class Runs:
         settings = self._configuration.settings_for(uri)
         request = StartRequest(
             uri=uri, path=document_path(uri), text=text, qualname=qualname, line=line, mode=mode,
-            settings=settings, project_root=self._configuration.project_of(uri),
+            settings=settings, project_anchor=self._configuration.project_anchor(uri),
         )
         try:
             remote = await self._engine_process.start(request)
