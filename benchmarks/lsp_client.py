@@ -21,6 +21,8 @@ class EditorSession:
         self.client = LanguageClient("pycapsule-benchmarks-lsp", "1")
         self.published: dict[str, asyncio.Event] = {}
         self.diagnostics: dict[str, list[types.Diagnostic]] = {}
+        self.ended: dict[str, asyncio.Event] = {}
+        """Set when the run of that id has ended (its last `pycapsule/status` names its outcome)."""
         client = self.client
 
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -32,13 +34,14 @@ class EditorSession:
         def configuration(params: types.ConfigurationParams) -> list[Any]:
             return [None for _ in params.items]
 
-        for quiet in (
-            types.WINDOW_LOG_MESSAGE,
-            types.WINDOW_SHOW_MESSAGE,
-            types.PROGRESS,
-            "pycapsule/status",
-        ):
+        for quiet in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.PROGRESS):
             client.feature(quiet)(lambda params: None)
+
+        @client.feature("pycapsule/status")
+        def status(params: Any) -> None:
+            run_id, outcome = getattr(params, "runId", None), getattr(params, "outcome", None)
+            if run_id is not None and outcome is not None:
+                self._ended(str(run_id)).set()
 
         @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def create(params: types.WorkDoneProgressCreateParams) -> None:
@@ -90,6 +93,12 @@ class EditorSession:
         started = time.perf_counter()
         await asyncio.wait_for(self.published.setdefault(uri, asyncio.Event()).wait(), 300)
         return time.perf_counter() - started
+
+    def _ended(self, run_id: str) -> asyncio.Event:
+        return self.ended.setdefault(run_id, asyncio.Event())
+
+    async def run_ended(self, run_id: str, timeout: float = 60.0) -> None:
+        await asyncio.wait_for(self._ended(run_id).wait(), timeout)
 
     async def stop(self) -> None:
         try:
