@@ -204,7 +204,7 @@ async def measure(lines: int, functions: int, backend: str | None = None) -> dic
                 await round_trip_cancel_all()
                 # Each start is measured on its own: the next one waits until this run has ended in the
                 # engine's process (it would otherwise still be working there, taking a core).
-                run_id = answer.get("runId") if isinstance(answer, dict) else getattr(answer, "runId", None)
+                run_id = answer.get("runId") if isinstance(answer, dict) else None
                 if run_id is None:
                     raise RuntimeError(f"the benchmark's run did not start: {answer}")
                 await session.run_ended(str(run_id))

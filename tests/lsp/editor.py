@@ -9,6 +9,7 @@ with `didChange`.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -274,6 +275,12 @@ class Editor:
 
     def logs(self) -> list[str]:
         return [m.message for m in self.client.log_messages]
+
+
+def framed(message: dict[str, Any]) -> bytes:
+    """A JSON-RPC message as it goes over stdio, with its Content-Length header."""
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def server_env(base_url: str, home: Path, **extra: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from pytest_lsp import client_capabilities, make_test_lsp_client
 
 from tests.fakes.openai_server import Hang
 from tests.lsp.conftest import TEST_OPTIONS
-from tests.lsp.editor import server_env
+from tests.lsp.editor import framed, server_env
 from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.sources import ADD_STUB
 
@@ -25,9 +25,8 @@ SERVER = Path(__file__).resolve().parents[2] / "server"
 
 
 def send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
     assert process.stdin is not None
-    process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    process.stdin.write(framed(message))
     process.stdin.flush()
 
 

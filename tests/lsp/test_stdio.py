@@ -14,12 +14,9 @@ from typing import Any
 
 import pytest
 
+from tests.lsp.editor import framed
+
 SERVER = Path(__file__).resolve().parents[2] / "server"
-
-
-def framed(message: dict[str, Any]) -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 INITIALIZE = framed({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None,

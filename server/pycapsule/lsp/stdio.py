@@ -30,10 +30,9 @@ _DROPPED_LINE = b"X-Pycapsule-Dropped: line too long\r\n"
 """What `readline` answers for a longer line: a header pygls ignores, so the next message still reads."""
 
 
-def start_io(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+def start_io(server: LanguageServer) -> None:
     """Serve on stdin/stdout until the editor's `exit` or the end of stdin (as `server.start_io` does)."""
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     if not _watchable(stdin, stdout):
         server.start_io(stdin, stdout)
         return
