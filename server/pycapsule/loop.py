@@ -160,6 +160,13 @@ def self_debug(
     return run.events(start_body)
 
 
+def first_request(capsule: Capsule, *, programmer: Programmer, settings: Settings, context: str | None = None,
+                  history: History | None = None) -> list[dict[str, str]]:
+    """The messages of a stub's first attempt, as `self_debug` will send them: what a read-ahead reads."""
+    run = _Run(capsule, programmer, None, settings, threading.Event(), context, history)  # type: ignore[arg-type]
+    return run.prefilled(run.restart_request(run.learn_from_earlier_runs(), None))
+
+
 def import_problem(capsule: Capsule, sandbox: Sandbox, settings: Settings,
                    cancel: threading.Event | None = None) -> tuple[str | None, RunResult]:
     """One sentence when the module cannot be imported for a reason outside the target function (a
@@ -269,10 +276,10 @@ class _Run:
             if last is None:
                 return
             self.original, self.original_body = last, start_body
-            self._learn_from_earlier_runs()  # bodies earlier runs tried are not run again; the request names
+            self.learn_from_earlier_runs()  # bodies earlier runs tried are not run again; the request names
             failures.append(last.headline)  # the current body's failure, the one it is asked to fix
         else:
-            failures.extend(self._learn_from_earlier_runs())
+            failures.extend(self.learn_from_earlier_runs())
         for attempt in range(1, settings.max_attempts + 1):
             if self.cancel.is_set():
                 raise Cancelled()
@@ -284,8 +291,7 @@ class _Run:
                                            earlier, repeated)
             elif last is None:
                 mode = "generate" if attempt == 1 else "restart"
-                recent = failures[-(settings.history_window + 1):]
-                messages = restart_messages(capsule, self.context, recent, repeated)
+                messages = self.restart_request(failures, repeated)
             else:
                 mode = "fix"
                 earlier = window[-settings.history_window:] if settings.history_window else []
@@ -347,8 +353,7 @@ class _Run:
              ) -> Generator[Event, None, Reply]:
         # Seeded so that a run repeats exactly (a benchmark, a test, a bug report); a run of a function
         # with attempts in the history goes on from new seeds, so asking again gives new answers.
-        if self.prefix is not None:
-            messages = prefilled(messages, self.prefix)
+        messages = self.prefilled(messages)
         answer = Returning(self.programmer.stream(messages, temperature=temperature,
                                                   seed=self.seed_base + attempt, cancel=self.cancel,
                                                   progress=True))
@@ -572,7 +577,16 @@ class _Run:
                                seconds, result.verdict, model_seconds, result.failed_examples,
                                result.condensed if result.shown is None else result.shown, result.repeated)
 
-    def _learn_from_earlier_runs(self) -> list[str]:
+    def restart_request(self, failures: list[str], repeated: str | None) -> list[dict[str, str]]:
+        """A fresh conversation naming the latest `failures` (with those of earlier runs)."""
+        return restart_messages(self.capsule, self.context, failures[-(self.settings.history_window + 1):],
+                                repeated)
+
+    def prefilled(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """`messages` with the answer's start, when answers are prefilled."""
+        return prefilled(messages, self.prefix) if self.prefix is not None else messages
+
+    def learn_from_earlier_runs(self) -> list[str]:
         """What earlier runs of this function found, newest last: how their bodies failed (the first request
         names it), and those bodies marked tried, so an answer repeating one is not run again as new."""
         if self.history is None or self.capsule.path is None:

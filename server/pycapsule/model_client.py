@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import openai
 
     from pycapsule.config import Settings
+    from pycapsule.embedded_model.read_ahead import PromptReader
 
 Message = dict[str, str]
 """One chat message as the endpoint takes it: {"role": ..., "content": ...}."""
@@ -185,6 +186,11 @@ class _Failure(Exception):
         """`endpoint`: the endpoint failed, not this one request; `hint`: what the user should check."""
 
 
+class _NotReadAhead(Exception):
+    """The server did not take exactly the prompt read ahead from its cache (another request took the
+    slot meanwhile): found at its first count, before it read a token."""
+
+
 class Programmer:
     """One model endpoint. Thread-safe: calls may run at once from several threads."""
 
@@ -208,6 +214,13 @@ class Programmer:
         )
         self._lock = threading.Lock()
         self._turn = threading.Semaphore(1) if settings.one_at_a_time else None
+        self._waiting = 0
+        """Requests waiting for their turn: a read-ahead gives way to them between two batches."""
+        self._reader: PromptReader | None = None
+        if settings.local and settings.base_url:
+            from pycapsule.embedded_model.read_ahead import PromptReader
+
+            self._reader = PromptReader(settings.base_url, settings.request_timeout)
         self._model = settings.model
         self._include_usage = True
         self.calls = 0
@@ -274,11 +287,17 @@ class Programmer:
             watch = self._watch() if progress else None
             if watch is not None:
                 yield watch.start()
-            while not self._turn.acquire(timeout=0.05):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled()
-                if watch is not None and (shown := watch.tick()) is not None:
-                    yield shown
+            with self._lock:
+                self._waiting += 1
+            try:
+                while not self._turn.acquire(timeout=0.05):
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled()
+                    if watch is not None and (shown := watch.tick()) is not None:
+                        yield shown
+            finally:
+                with self._lock:
+                    self._waiting -= 1
         try:
             reply = yield from self._tries(model, messages, temperature, seed, cancel, progress)
         finally:
@@ -289,18 +308,69 @@ class Programmer:
             self.usage = self.usage + reply.usage
         return reply
 
+    def read_ahead(self, messages: Sequence[Message], cancel: threading.Event | None = None) -> int:
+        """Reads a greedy request's prompt into the embedded model's cache ahead of the request, in the
+        batches a fresh read makes, so that the request's answer is the same, only sooner
+        (embedded_model/read_ahead.py). Gives way between two batches to a request of this client and
+        stops when `cancel` is set. Returns the prompt tokens now held (0: nothing to read ahead, or an
+        endpoint that is not the embedded model)."""
+        if self._reader is None:
+            return 0
+        from pycapsule.embedded_model.read_ahead import ReadAheadError
+
+        def stop() -> bool:
+            with self._lock:
+                waiting = self._waiting
+            return waiting > 0 or (cancel is not None and cancel.is_set())
+
+        try:
+            return self._reader.read(messages, stop, self._turn)
+        except ReadAheadError as error:
+            self._reader.forget()
+            raise ModelError(self._clean(str(error))) from None
+
+    def _reusable(self, messages: Sequence[Message], temperature: float) -> tuple[int, int]:
+        """(tokens of the prompt, tokens read ahead that this request takes from the cache); (0, 0) when it
+        reads the whole prompt. Only a greedy request reuses a read-ahead; any other request changes what the
+        slot holds."""
+        reader = self._reader
+        if reader is None or not reader.holds:
+            return 0, 0
+        if temperature == 0:
+            from pycapsule.embedded_model.read_ahead import ReadAheadError
+
+            try:
+                tokens = reader.tokens(messages)
+            except ReadAheadError:
+                tokens = []
+            if (held := reader.held_for(tokens)) > 0:
+                return len(tokens), held
+        reader.forget()
+        return 0, 0
+
     def _tries(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
                cancel: threading.Event | None, progress: bool
                ) -> Generator[str | Retrying | Progress, None, Reply]:
         started = time.monotonic()
         deadline = started + self.settings.request_timeout
         tries = self.settings.retries + 1
+        reuse = self._reusable(messages, temperature)
         for try_number in range(1, tries + 1):
             try:
                 watch = self._watch()
-                return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
-                                                 watch if progress else None))
+                try:
+                    return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
+                                                     watch if progress else None, reuse))
+                except _NotReadAhead:  # checked before any token was read: ask again, reading it all
+                    if self._reader is not None:
+                        self._reader.forget()
+                    reuse = (0, 0)
+                    return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
+                                                     watch if progress else None, reuse))
             except _Failure as failure:
+                if reuse != (0, 0) and self._reader is not None:
+                    self._reader.forget()
+                    reuse = (0, 0)
                 delay = self.settings.backoff * 2 ** (try_number - 1)
                 if failure.retry_after is not None:
                     delay = max(delay, min(failure.retry_after, self.settings.retry_after_cap))
@@ -354,8 +424,11 @@ class Programmer:
             raise _Failure(error.rstrip("."), retry=False, hint=self._reach_hint)
 
     def _one_try(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
-                 cancel: threading.Event | None, deadline: float, watch: RequestWatch | None
-                 ) -> Generator[str | Progress, None, Reply]:
+                 cancel: threading.Event | None, deadline: float, watch: RequestWatch | None,
+                 reuse: tuple[int, int] = (0, 0)) -> Generator[str | Progress, None, Reply]:
+        """`reuse`: (the prompt's tokens, how many of them were read ahead), (0, 0) for none."""
+        total, held = reuse
+        unchecked = held > 0
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
         include_usage = self._include_usage
@@ -368,7 +441,8 @@ class Programmer:
                     extra["seed"] = seed
                 # llama.cpp's own option; the embedded server's default is off (serve.py)
                 body: dict[str, Any] = {}
-                if self.settings.local and self.settings.cache_sampled_prompts and temperature > 0:
+                sampled_cache = self.settings.cache_sampled_prompts and temperature > 0
+                if self.settings.local and (held or sampled_cache):
                     body["cache_prompt"] = True
                 if self.settings.local:  # the prompt's counts as llama.cpp reads it (model_progress)
                     body["return_progress"] = True
@@ -423,6 +497,12 @@ class Programmer:
                 if item.usage is not None:
                     usage = _usage(item.usage)
                 counted = _prompt_counts(item)
+                if unchecked and counted is not None:
+                    if (counted[0], counted[1]) != (total, held):
+                        raise _NotReadAhead()  # the slot held something else: this read would round otherwise
+                    unchecked = False
+                if unchecked and any(choice.delta and choice.delta.content for choice in item.choices or ()):
+                    raise _NotReadAhead()  # an answer without the count to check it by
                 shown = phases.prompt(*counted) if counted is not None else None
                 if shown is not None and watch is not None:
                     yield shown

@@ -151,6 +151,13 @@ class ModelSource:
         return (yield from programmer.stream(messages, temperature=temperature, seed=seed, cancel=cancel,
                                              progress=progress))
 
+    def read_ahead(self, messages: Sequence[Message], cancel: threading.Event | None = None) -> int:
+        """`Programmer.read_ahead`, only when the model already runs: nothing is started for it."""
+        with self._lock:
+            programmer = self._programmer
+            alive = self._endpoint is None or self._endpoint.alive
+        return programmer.read_ahead(messages, cancel) if programmer is not None and alive else 0
+
     def close(self) -> None:
         with self._lock:
             self._let_go()
