@@ -19,6 +19,7 @@ TOOLS = {
     "slots": "several answers at once from the embedded model's parallel slots, against one",
     "speculative": "speculative decoding (n-gram lookup, a draft model) against none: speed, same answers",
     "prompt_cache": "a sampled retry reading attempt 1's prompt from the cache, against reading it again",
+    "read_ahead": "a stub's first request read ahead into the cache, against reading it fresh: same answer?",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

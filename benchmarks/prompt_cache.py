@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.workspace import workspace
@@ -167,17 +168,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    progress = progress_for("prompt_cache")
+    return run_prompts("prompt_cache", bench, format_table, args)
+
+
+def run_prompts(name: str, measure: Callable[..., list[Any]], table: Callable[[str, list[Any]], str],
+                args: argparse.Namespace) -> int:
+    """`run` of a benchmark of prompts (`add_arguments`'s options): `measure(size, file, realcode,
+    on_progress=...)` makes the rows, `table(size, rows)` prints them."""
+    progress = progress_for(name)
     try:
-        pairs = bench(args.size, args.file, args.realcode, on_progress=progress)
+        rows = measure(args.size, args.file, args.realcode, on_progress=progress)
     except (OSError, ValueError) as error:
         progress(f"cannot read the prompts: {error}")
         return ExitCode.USAGE
     except (EmbeddedModelError, ModelError) as error:
         progress(str(error))
         return ExitCode.MODEL_UNAVAILABLE
-    if not pairs:
+    if not rows:
         progress(f"{args.file} has no stubs to ask for")
         return ExitCode.USAGE
-    print(format_table(args.size, pairs))
+    print(table(args.size, rows))
     return 0

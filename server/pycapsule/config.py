@@ -111,8 +111,14 @@ class Settings(BaseModel):
     prompt_cache: Literal["never", "sampled"] = "sampled"
     """The embedded model: "sampled" lets a sampled request (a retry, at `retry_temperature` > 0) reuse the
     prompt the model read for the request before, so a retry reads only what it adds to the first
-    request's prompt. Greedy requests never use the cache: a greedy answer depends on its prompt alone.
+    request's prompt. A greedy request takes from the cache only what was read ahead for it (`read_ahead`),
+    in the batches a fresh read makes: a greedy answer depends on its prompt alone.
     A cached retry is another draw of the same sampling (paired runs: the same pass@1, docs/results)."""
+
+    read_ahead: bool = True
+    """The language server reads a stub's first request into the embedded model's cache while the user
+    pauses on the stub (the model already running), so a run started there writes sooner; the answer is the
+    same (docs/results/read-ahead)."""
 
     # the self-debugging loop
     # The defaults are the settings measured best (docs/results/README.md): restarts only, at most 3 attempts.

@@ -27,6 +27,7 @@ SAMPLES = {
     "retry_temperature": ("0.9", 0.9),
     "answer_prefill": ("embedded", "embedded"),
     "prompt_cache": ("never", "never"),
+    "read_ahead": ("false", False),
     "max_attempts": ("4", 4),
     "restart_after": ("2", 2),
     "history_window": ("1", 1),

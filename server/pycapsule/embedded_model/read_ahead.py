@@ -64,38 +64,38 @@ class PromptReader:
         taken. Returns how many of its tokens are held."""
         tokens = self.tokens(messages)
         wanted = whole_batches(len(tokens))
-        with self._lock:
-            held = self._held if tuple(tokens[:len(self._held)]) == self._held else ()
-            if len(held) > wanted:
-                held = held[:wanted]
-        done = len(held)
+        done = self.held_for(tokens)
         while done < wanted:
             if stop() or (turn is not None and not turn.acquire(blocking=False)):
                 break
             end = done + PROMPT_BATCH
-            try:  # the first batch with the cache off: the server reads from token 0 whatever it held
+            try:  # from token 0 with the cache off: the server reads it all, whatever it held
                 timings = self._post("/completion", {"prompt": tokens[:end], "n_predict": 0,
                                                      "cache_prompt": done > 0}).get("timings", {})
             finally:
                 if turn is not None:
                     turn.release()
             if timings.get("cache_n") != done or timings.get("prompt_n") != PROMPT_BATCH:
-                # another request took the slot between two batches: what it holds is not this
-                # prompt's batches; start again from token 0 next time
+                # the slot did not hold just what this reader read (another request took it, or it
+                # holds more of this prompt than whole batches): read again from token 0
                 self.forget()
-                return 0
+                if done == 0:
+                    raise ReadAheadError("the model server did not read the prompt as asked")
+                done = 0
+                continue
             done = end
             with self._lock:
                 self._held = tuple(tokens[:done])
         return done
 
     def held_for(self, tokens: Sequence[int]) -> int:
-        """How many of `tokens` a request may take from the cache: all of their whole batches when this
-        reader read them, else 0."""
-        wanted = whole_batches(len(tokens))
+        """How many of `tokens` a request may take from the cache: as many of their whole batches as this
+        reader read (the server then reads the rest in batches from a batch's end, as a fresh read does)."""
         with self._lock:
-            return wanted if wanted and tuple(tokens[:wanted]) == self._held[:wanted] \
-                and len(self._held) >= wanted else 0
+            held = self._held
+        limit = min(whole_batches(len(tokens)), len(held))
+        same = next((at for at in range(limit) if tokens[at] != held[at]), limit)
+        return PROMPT_BATCH * (same // PROMPT_BATCH)
 
     @property
     def holds(self) -> bool:

@@ -164,6 +164,7 @@ def _params(options: ServerOptions) -> Any:
     # A greedy answer must not depend on the request before it. A prompt prefix reused from the cache
     # is computed in other batch splits, whose rounding changed the greedy answer to 3 of 6 HumanEval
     # prompts asked twice (0 of 6 without the cache; docs/results). Re-reading a prompt costs ~1-3 s.
+    # Requests ask for the cache only where that holds (read_ahead.py) or for sampled retries.
     params.cache_prompt = False
     params.cache_ram_mib = 0
     params.ui = False

@@ -54,7 +54,7 @@ def resolve(request: StartRequest) -> Capsule | Refusal:
         if function is None:
             line = (request.line or 0) + 1
             return Refusal("target", f"There is no function at line {line} of {request.uri}.")
-    if request.mode == "generate" and not function.is_stub:
+    if request.mode in ("generate", "read_ahead") and not function.is_stub:
         return Refusal("target", f"`{function.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
     try:
         capsule = document.capsule(function.qualname)
@@ -136,6 +136,17 @@ def _close_quietly(part: Any) -> None:
         log.warning("pycapsule: closing %s failed: %s", type(part).__name__, error)
 
 
+def _read_ahead(engine: Engine, capsule: Capsule, cancel: threading.Event) -> None:
+    from pycapsule.model_client import ModelError
+
+    try:
+        held = engine.read_ahead(capsule, cancel)
+    except ModelError as error:  # nothing is lost: the run reads its whole prompt
+        log.info("pycapsule: reading %s ahead failed: %s", capsule.qualname, error)
+        return
+    log.info("pycapsule: %s read ahead: %d prompt tokens held", capsule.qualname, held)
+
+
 class _Run:
     def __init__(self) -> None:
         self.cancel = threading.Event()
@@ -195,9 +206,12 @@ class Host:
                 return
             engine = self._engines.acquire(request.settings, project_root(request.project_anchor))
             try:
-                events = engine.generate(answer, cancel=run.cancel, from_current_body=request.mode == "fix")
-                for event in events:
-                    self._send(("event", run_id, event))
+                if request.mode == "read_ahead":
+                    _read_ahead(engine, answer, run.cancel)
+                else:
+                    fix = request.mode == "fix"
+                    for event in engine.generate(answer, cancel=run.cancel, from_current_body=fix):
+                        self._send(("event", run_id, event))
             finally:
                 self._engines.release(engine)
             self._send(("done", run_id))

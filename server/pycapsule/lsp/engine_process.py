@@ -33,7 +33,8 @@ from typing import Any, Literal
 from pycapsule.capsule import Capsule
 from pycapsule.config import Settings
 
-Mode = Literal["generate", "fix"]
+Mode = Literal["generate", "fix", "read_ahead"]
+"""A run's kind; "read_ahead" reads a stub's first request into the model's cache (lsp/read_ahead.py)."""
 
 
 @dataclass(frozen=True)

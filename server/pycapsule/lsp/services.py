@@ -13,6 +13,7 @@ Each piece of the server's state has one owner, named here and in the owner's do
 | runs going on                                                | `runs.Runs`                        |
 | pending, running and cached doctest checks; what is published| `diagnostics.DoctestDiagnostics`   |
 | who waits for a document's next change                       | `changes.ChangeSignal`             |
+| the stub whose first request is being read ahead             | `read_ahead.ReadAhead`             |
 
 Generation runs in a process of their own (`engine_process`): nothing module-sized of a run holds this
 process's interpreter while it answers requests.
@@ -39,6 +40,7 @@ from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import Documents
 from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.engines import Engines
+from pycapsule.lsp.read_ahead import ReadAhead
 from pycapsule.lsp.runs import Runs
 
 
@@ -53,6 +55,7 @@ class Services:
     runs: Runs
     diagnostics: DoctestDiagnostics
     changes: ChangeSignal
+    read_ahead: ReadAhead
 
     @classmethod
     def build(cls, server: LanguageServer) -> Services:
@@ -61,20 +64,23 @@ class Services:
         engines = Engines(configuration, attempts)
         changes = ChangeSignal()
         diagnostics = DoctestDiagnostics(server, configuration, engines)
+        engine_process = EngineProcess()
         return cls(
             server=server,
             documents=Documents(server),
             configuration=configuration,
             engines=engines,
             attempts=attempts,
-            runs=Runs(server, configuration, EngineProcess(), attempts, changes, diagnostics),
+            runs=Runs(server, configuration, engine_process, attempts, changes, diagnostics),
             diagnostics=diagnostics,
             changes=changes,
+            read_ahead=ReadAhead(server, configuration, engine_process, changes),
         )
 
     def close(self, wait: float = 0.0) -> None:
         """Stop the runs and checks, close every engine (sandboxes, models) waiting up to `wait` seconds
         for them (a process about to exit waits, or a Docker container outlives it), close the history."""
+        self.read_ahead.stop()
         self.runs.shutdown(wait)
         self.diagnostics.shutdown()
         self.engines.close(wait)

@@ -58,10 +58,12 @@ def register(server: LanguageServer, services: Services) -> None:
         capabilities = server.client_capabilities.text_document
         code_action = capabilities.code_action if capabilities else None
         tags = _tags(code_action)
-        actions = [
-            *_generate_actions(services.runs, document, params, tags),
-            *_fix_actions(services.runs, services.diagnostics, document, params, tags),
-        ]
+        generate = _generate_actions(services.runs, document, params, tags)
+        for action in generate:
+            if action.command is not None and action.command.command == CMD_GENERATE:
+                services.read_ahead.offer(document.uri, action.command.arguments[0]["qualname"],
+                                          document.version)
+        actions = [*generate, *_fix_actions(services.runs, services.diagnostics, document, params, tags)]
         only = params.context.only
         if only:
             actions = [a for a in actions if any(kind_matches(a.kind, wanted) for wanted in only)]

@@ -32,6 +32,7 @@ def register(server: LanguageServer, services: Services) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(params: types.DidChangeConfigurationParams) -> None:
+        services.read_ahead.stop()  # read again, if at all, with the new settings' engine
         await reload(pushed=params.settings)
         for uri in list(server.workspace.text_documents):
             if configuration.settings_for(uri).diagnostics:
@@ -51,6 +52,7 @@ def register(server: LanguageServer, services: Services) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         services.changes.changed(params.text_document.uri)
+        services.read_ahead.changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
