@@ -41,5 +41,6 @@ export PYCAPSULE_RELEASE_DIST="$PYCAPSULE_CI_CACHE/release"
 bash tests/packaging/release_check.sh "$PYCAPSULE_RELEASE_DIST"
 
 step "tests"
-python3 -m pytest -ra -p no:cacheprovider "$@"
+# The slowest tests are listed at the end: where CI's minutes go (fresh machines here differ up to 2 x).
+python3 -m pytest -ra -p no:cacheprovider --durations=25 "$@"
 step "done"

@@ -35,6 +35,8 @@ class Configuration:
         """The editor's "pycapsule" section per workspace folder uri ("" when not scoped to a folder)."""
         self._resolved: dict[tuple[str, str, float], Resolved] = {}
         self._shown_warnings: set[str] = set()
+        self._folder_uris: tuple[str, ...] = ()
+        self._folder_paths: tuple[tuple[str, Path], ...] = ()
         self.ready = asyncio.Event()
         """Cleared while the editor's settings are being fetched."""
 
@@ -97,15 +99,18 @@ class Configuration:
             return None
         return Path(root) if root else None
 
-    def folders(self) -> list[tuple[str, Path]]:
+    def folders(self) -> tuple[tuple[str, Path], ...]:
         """The workspace folders as (uri, path), the deepest first."""
         try:
-            folders = list(self._server.workspace.folders.values())
+            uris = tuple(folder.uri for folder in self._server.workspace.folders.values())
         except RuntimeError:  # before `initialize`
             return []
-        paths = [(folder.uri, document_path(folder.uri)) for folder in folders]
-        found = [(uri, path) for uri, path in paths if path is not None]
-        return sorted(found, key=lambda item: len(item[1].parts), reverse=True)
+        if uris != self._folder_uris:  # worked out again only when the editor changes its folders
+            paths = [(uri, document_path(uri)) for uri in uris]
+            found = [(uri, path) for uri, path in paths if path is not None]
+            self._folder_uris = uris
+            self._folder_paths = tuple(sorted(found, key=lambda item: len(item[1].parts), reverse=True))
+        return self._folder_paths
 
     def _folder_of(self, path: Path | None) -> tuple[str, Path | None]:
         """The workspace folder holding `path` (uri, path); ("", root) when none does."""
