@@ -27,7 +27,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -277,30 +277,27 @@ def snake_case(key: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace("-", "_").lower()
 
 
-def _folders_up(start: Path) -> list[Path]:
-    """`start` (or its folder, for a file) and every folder above it."""
-    here = start.resolve()
-    if not here.is_dir():
-        here = here.parent
-    return [here, *here.parents]
+def _folders_up(start: Path) -> Iterator[str]:
+    """`start` (or its folder, for a file) and every folder above it, real paths, the nearest first. On
+    strings: the language server looks up the pyproject.toml for every request it answers, and pathlib
+    took 2-3 x as long."""
+    here = os.path.realpath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        yield here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return
+        here = parent
 
 
 def find_pyproject(start: Path | None) -> Path | None:
     """The nearest pyproject.toml at or above `start` (a file or a directory)."""
     if start is None:
         return None
-    # On strings: the language server looks this up for every request it answers (pathlib took 2-3 x longer).
-    here = os.path.realpath(start)
-    if not os.path.isdir(here):
-        here = os.path.dirname(here)
-    while True:
-        candidate = os.path.join(here, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return Path(candidate)
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    found = (os.path.join(f, "pyproject.toml") for f in _folders_up(start))
+    return next((Path(candidate) for candidate in found if os.path.isfile(candidate)), None)
 
 
 def project_root(path: Path | None) -> Path | None:
@@ -310,9 +307,10 @@ def project_root(path: Path | None) -> Path | None:
     (the sandbox then sees only the file itself)."""
     if path is None:
         return None
-    folders = [f for f in _folders_up(path) if not shared_folder(f)]
+    up = [Path(f) for f in _folders_up(path)]
+    folders = [f for f in up if not shared_folder(f)]
     marked = (f for f in folders if (f / "pyproject.toml").is_file() or (f / ".git").exists())
-    own = _folders_up(path)[0]
+    own = up[0]
     return next(marked, None if shared_folder(own) else own)
 
 

@@ -104,7 +104,7 @@ class Configuration:
         try:
             uris = tuple(folder.uri for folder in self._server.workspace.folders.values())
         except RuntimeError:  # before `initialize`
-            return []
+            return ()
         if uris != self._folder_uris:  # worked out again only when the editor changes its folders
             paths = [(uri, document_path(uri)) for uri in uris]
             found = [(uri, path) for uri, path in paths if path is not None]
