@@ -7,7 +7,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pycapsule.lsp.engine_host import RESOLVE_NICENESS
 
 from tests.fakes.openai_server import Hang
 from tests.lsp.editor import Editor
@@ -33,16 +38,31 @@ def engine_processes(server_pid: int) -> list[int]:
     return found
 
 
-async def test_the_run_happens_in_the_engines_process_and_a_killed_one_is_replaced(
-    editor: Editor, fake: ScriptedModel
-):
-    server_pid = editor.client._server.pid
+@dataclass(frozen=True)
+class WaitingRun:
+    uri: str
+    action: types.CodeAction
+    answer: dict[str, Any]
+    host: int
+    """The engine's process."""
+
+
+async def run_waiting_for_the_model(editor: Editor, fake: ScriptedModel) -> WaitingRun:
+    """A generation on a stub, under way: resolved, and its model request hangs."""
     uri = editor.open("mod.py", ADD_STUB)
     fake.queue(Hang())
     [action] = await editor.code_actions(uri, STUB_LINE)
     answer = await editor.execute(action.command)
-    await fake.asked()  # the model was asked: the run is under way
-    [host] = engine_processes(server_pid)
+    await fake.asked()
+    [host] = engine_processes(editor.client._server.pid)
+    return WaitingRun(uri, action, answer, host)
+
+
+async def test_the_run_happens_in_the_engines_process_and_a_killed_one_is_replaced(
+    editor: Editor, fake: ScriptedModel
+):
+    run = await run_waiting_for_the_model(editor, fake)
+    uri, action, answer, host = run.uri, run.action, run.answer, run.host
 
     os.kill(host, signal.SIGKILL)
     end = await editor.run_end(answer["runId"], 30)
@@ -53,5 +73,29 @@ async def test_the_run_happens_in_the_engines_process_and_a_killed_one_is_replac
     again = await asyncio.wait_for(editor.run(action.command), 60)
     assert again["status"] == "passed", again
     assert "return a + b" in editor.text(uri)
-    [replacement] = engine_processes(server_pid)
+    [replacement] = engine_processes(editor.client._server.pid)
     assert replacement != host
+
+
+def thread_niceness(pid: int) -> list[int]:
+    """The nice value of each thread of process `pid` (field 19 of /proc/PID/task/TID/stat)."""
+    values = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        after_name = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        values.append(int(after_name[16]))
+    return values
+
+
+async def test_only_a_starts_parse_gives_way_to_the_editor_not_the_run_it_starts(
+    editor: Editor, fake: ScriptedModel
+):
+    run = await run_waiting_for_the_model(editor, fake)
+    own = os.getpriority(os.PRIO_PROCESS, run.host)
+
+    niceness = thread_niceness(run.host)
+
+    assert niceness.count(min(19, own + RESOLVE_NICENESS)) == 1, niceness  # the parse's thread
+    assert niceness.count(own) == len(niceness) - 1, niceness  # the run's, the reader's, ...
+    cancel = types.Command(title="", command="pycapsule.cancel", arguments=[{"runId": run.answer["runId"]}])
+    await editor.execute(cancel)
+    assert (await editor.run_end(run.answer["runId"], 30))["status"] == "cancelled"
