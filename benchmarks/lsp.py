@@ -4,8 +4,9 @@ talks to `pycapsule serve` over stdio.
 - code-action and hover latency on a generated module of N lines (hover on functions that have
   attempt history, so the history store is read), medians and p95, against the round trip of a
   do-nothing command (`pycapsule.cancel` with no run) measured in the same session;
-- a no-op and a hover sent right behind a run's start (issue 47), each against the same request sent
-  alone a moment before that start;
+- a no-op and a hover sent right behind a run's start (issue 47); the no-op against the same no-op sent
+  alone a moment before each start, the hover against its p95 target (both are sent alone first, so each
+  start finds the server in the same state);
 - save -> diagnostics for a module of F doctest functions (one failing example each): cold (every
   function's key changed), cached (saved again unchanged) and one function changed, against a
   direct `Engine.check` of the same module in this process.
