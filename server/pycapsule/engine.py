@@ -112,7 +112,7 @@ class Engine:
                 settings=self.settings,
                 start_body=_current_body(capsule) if from_current_body else None,
                 cancel=cancel,
-                context=_context(capsule),
+                context=_context(capsule, self.settings.context_chars),
                 history=self.history(),
                 tests=tests,
             )
@@ -127,8 +127,9 @@ class Engine:
         that a run started soon after writes sooner with the same answer. Returns the tokens read ahead."""
         if not self._model.started:
             return 0
-        messages = first_request(capsule, programmer=self._model, settings=self.settings,
-                                 context=_context(capsule), history=self.history())
+        context = _context(capsule, self.settings.context_chars)
+        messages = first_request(capsule, programmer=self._model, settings=self.settings, context=context,
+                                 history=self.history())
         return self._model.read_ahead(messages, cancel)
 
     def check(self, source: str, path: Path | None, targets: tuple[str, ...] | None,
@@ -220,10 +221,10 @@ def _current_body(capsule: Capsule) -> str:
     return capsule.module_source[capsule.body_start: capsule.body_end]
 
 
-def _context(capsule: Capsule) -> str | None:
+def _context(capsule: Capsule, budget_chars: int) -> str | None:
     from pycapsule.context import module_context
 
-    return module_context(capsule)
+    return module_context(capsule, budget_chars) if budget_chars else None
 
 
 def _error(capsule: Capsule, message: str, unavailable: Unavailable | None = None) -> Finished:

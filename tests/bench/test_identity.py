@@ -6,6 +6,7 @@ import pytest
 from pycapsule import prompts
 from pycapsule.bench import identity
 from pycapsule.config import Settings
+from pycapsule.context import DEFAULT_BUDGET_CHARS
 from pycapsule.debugging import iterator_examples
 
 
@@ -83,6 +84,17 @@ def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> Non
     embedded = identity.generation_settings(Settings(answer_prefill="embedded"), "selfdebug")
     assert embedded["answer_prefill"].startswith("embedded ")
     first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, embedded)]
+    assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
+
+
+def test_the_context_chars_are_part_of_a_runs_identity_only_when_not_the_default() -> None:
+    """Runs made before the setting existed (the default's 4,000 characters) keep their identity."""
+    default = identity.generation_settings(Settings(), "direct")
+    assert "context_chars" not in default
+    assert default == identity.generation_settings(Settings(context_chars=DEFAULT_BUDGET_CHARS), "direct")
+    shorter = identity.generation_settings(Settings(context_chars=1500), "direct")
+    assert shorter == {**default, "context_chars": 1500}
+    first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (default, shorter)]
     assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
 
 

@@ -100,6 +100,18 @@ def test_success_at_the_first_attempt(openai_server: FakeOpenAI, sandbox: Sandbo
     assert outcome.usage.completion_tokens > 0
 
 
+@pytest.mark.parametrize(("context_chars", "shows_the_module"), [(4000, True), (0, False)])
+def test_the_context_chars_setting_bounds_what_the_prompt_shows_of_the_module(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, context_chars: int,
+        shows_the_module: bool) -> None:
+    openai_server.queue(RIGHT)
+    _, outcome = run(openai_server, sandbox, module_file, context_chars=context_chars)
+    assert outcome.status == "passed"
+    (request,) = openai_server.chat_requests
+    assert ">>> add(1, 2)" in request.prompt_text
+    assert ("import os" in request.prompt_text) is shows_the_module
+
+
 def test_a_failure_is_condensed_into_the_fix_prompt(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, RIGHT)

@@ -480,3 +480,10 @@ def test_a_type_named_in_an_annotation_is_shown_with_how_to_build_one(methods: i
     else:  # its constructors and parsers, its other methods by name
         assert "def measure_0(" not in context
         assert "    # and measure_0, measure_1, measure_2," in context
+
+
+def test_the_settings_default_budget_is_the_context_modules_own() -> None:
+    from pycapsule.config import Settings
+    from pycapsule.context import DEFAULT_BUDGET_CHARS
+
+    assert Settings().context_chars == DEFAULT_BUDGET_CHARS

@@ -176,6 +176,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         sample = capsule_by_qualname(_SAMPLE, "Box.put")
         rendered = hashlib.sha256(answer_prefix(sample).encode()).hexdigest()[:8]
         values["answer_prefill"] = f"{settings.answer_prefill} {rendered}"
+    if settings.context_chars != Settings.model_fields["context_chars"].default:  # added later, too
+        values["context_chars"] = settings.context_chars
     if settings.prompt_cache != "never" and (mode == "selfdebug" or settings.temperature > 0):
         # added later, as answer_prefill was; only sampled requests use it, and only the embedded model's
         values["prompt_cache"] = settings.prompt_cache
@@ -191,7 +193,7 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
 def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
     """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
     attempt 1 is the very generation the direct run would make."""
-    keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill")
+    keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill", "context_chars")
     if generation.get("temperature", 0) > 0:  # a sampled first attempt may use the prompt cache
         keys += ("prompt_cache",)
     return {key: generation[key] for key in keys if key in generation}
