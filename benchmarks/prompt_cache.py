@@ -56,6 +56,7 @@ class Retry:
     prompt_tokens: int
     cached_tokens: int
     text: str
+    completion_tokens: int = 0
 
     @property
     def read_tokens(self) -> int:
@@ -87,7 +88,7 @@ def timed(programmer: Programmer, messages: list[Message], temperature: float) -
             first = time.perf_counter() - sent
     reply = answer.value
     return Retry(first if first is not None else reply.seconds, reply.seconds, reply.usage.prompt_tokens,
-                 reply.usage.cached_tokens, reply.text)
+                 reply.usage.cached_tokens, reply.text, reply.usage.completion_tokens)
 
 
 @dataclass(frozen=True)
