@@ -36,10 +36,6 @@ from benchmarks.progress import Progress
 from benchmarks.prompt_cache import Retry, capsules_for, run_prompts, timed
 
 PREFILLS: tuple[str, ...] = get_args(Settings.model_fields["answer_prefill"].annotation)
-DEFAULT_VARIANTS = ("2000:embedded",)
-"""Measured beside the baseline when no --variant is given: half the context, the body only."""
-
-
 @dataclass(frozen=True)
 class Variant:
     context_chars: int
@@ -63,6 +59,8 @@ class Variant:
 
 
 SHIPPED = Variant(DEFAULTS.context_chars, DEFAULTS.answer_prefill)
+DEFAULT_VARIANTS = (Variant(2000, "embedded"),)
+"""Measured beside the baseline when no --variant is given: half the context, the body only."""
 
 
 @dataclass(frozen=True)
@@ -72,14 +70,10 @@ class Stub:
     """One per variant, in the variants' order."""
 
 
-def default_variants() -> list[Variant]:
-    return [SHIPPED, *map(Variant.parse, DEFAULT_VARIANTS)]
-
-
 def bench(size: str, path: Path, realcode: int, variants: Sequence[Variant] | None = None,
           on_progress: Progress | None = None) -> list[Stub]:
     report = on_progress or (lambda _line: None)
-    variants = variants or default_variants()
+    variants = variants or (SHIPPED, *DEFAULT_VARIANTS)
     stubs: list[Stub] = []
     with ExitStack() as stack:
         endpoint = stack.enter_context(start_local_endpoint(size, on_progress=report))
@@ -90,9 +84,8 @@ def bench(size: str, path: Path, realcode: int, variants: Sequence[Variant] | No
         for name, capsule in capsules_for(path, realcode, stack):
             answers = []
             for variant in variants:
-                context = module_context(capsule, variant.context_chars) if variant.context_chars else None
                 messages = first_request(capsule, programmer=programmer, settings=variant.settings(),
-                                         context=context)
+                                         context=module_context(capsule, variant.context_chars))
                 answer = timed(programmer, messages, DEFAULTS.temperature)
                 if messages[-1]["role"] == "assistant":  # prefilled: compare whole answers
                     answer = replace(answer, text=whole_answer(messages[-1]["content"], answer.text))
@@ -135,11 +128,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the variant the others are compared with (default: {SHIPPED.name}, shipped)")
     parser.add_argument("--variant", type=Variant.parse, action="append", metavar="CHARS:PREFILL",
                         help="a context_chars:answer_prefill pair measured beside the baseline; repeat for "
-                             f"several (default: {', '.join(DEFAULT_VARIANTS)})")
+                             f"several (default: {', '.join(variant.name for variant in DEFAULT_VARIANTS)})")
 
 
 def run(args: argparse.Namespace) -> int:
-    variants = [args.baseline, *(args.variant or default_variants()[1:])]
+    variants = [args.baseline, *(args.variant or DEFAULT_VARIANTS)]
     return run_prompts(
         "prompt_size",
         lambda size, path, realcode, on_progress: bench(size, path, realcode, variants, on_progress),

@@ -98,7 +98,10 @@ class _Piece:
 
 
 def module_context(capsule: Capsule, budget_chars: int = DEFAULT_BUDGET_CHARS) -> str:
-    """Imports and summaries of what the target can use from its module, most likely used first."""
+    """Imports and summaries of what the target can use from its module, most likely used first ("" for a
+    budget of 0: nothing is parsed or looked up)."""
+    if budget_chars <= 0:
+        return ""
     try:
         module = parse_module(capsule.module_source)
     except ValueError:

@@ -221,10 +221,10 @@ def _current_body(capsule: Capsule) -> str:
     return capsule.module_source[capsule.body_start: capsule.body_end]
 
 
-def _context(capsule: Capsule, budget_chars: int) -> str | None:
+def _context(capsule: Capsule, budget_chars: int) -> str:
     from pycapsule.context import module_context
 
-    return module_context(capsule, budget_chars) if budget_chars else None
+    return module_context(capsule, budget_chars)
 
 
 def _error(capsule: Capsule, message: str, unavailable: Unavailable | None = None) -> Finished:

@@ -487,3 +487,8 @@ def test_the_settings_default_budget_is_the_context_modules_own() -> None:
     from pycapsule.context import DEFAULT_BUDGET_CHARS
 
     assert Settings().context_chars == DEFAULT_BUDGET_CHARS
+
+
+def test_a_budget_of_nothing_shows_nothing() -> None:
+    capsule = capsule_by_qualname(MODULE, "ring_area")
+    assert module_context(capsule) and module_context(capsule, 0) == ""
