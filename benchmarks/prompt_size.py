@@ -59,8 +59,9 @@ class Variant:
 
 
 SHIPPED = Variant(DEFAULTS.context_chars, DEFAULTS.answer_prefill)
-DEFAULT_VARIANTS = (Variant(2000, "embedded"),)
-"""Measured beside the baseline when no --variant is given: half the context, the body only."""
+DEFAULT_VARIANTS = (Variant(4000, "never"), Variant(2000, "embedded"))
+"""Measured beside the baseline when no --variant is given: the context shown until issue 48, and the
+body only."""
 
 
 @dataclass(frozen=True)

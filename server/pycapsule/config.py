@@ -108,7 +108,7 @@ class Settings(BaseModel):
     """Start the model's answer with the function's signature and docstring, so it writes only the body
     (fewer tokens, so faster): "embedded" for the embedded model only, "always" for any endpoint that
     continues a final assistant message (llama.cpp's server does; OpenAI's API does not)."""
-    context_chars: int = Field(default=4000, ge=0, le=100_000)
+    context_chars: int = Field(default=2000, ge=0, le=100_000)
     """Characters of the module's context (imports, helpers, the class) the prompt shows, about 4 a token: on
     the embedded model reading them is most of a first attempt's wait; 0 shows none (docs/generate.md)."""
     prompt_cache: Literal["never", "sampled"] = "sampled"

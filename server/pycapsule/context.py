@@ -58,8 +58,9 @@ _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _JEDI_LOCK = threading.Lock()
 """jedi keeps process-wide caches; generations run in worker threads, so one lookup at a time."""
-DEFAULT_BUDGET_CHARS = 4000
-"""About 1,000 tokens (code runs ~4 characters a token)."""
+DEFAULT_BUDGET_CHARS = 2000
+"""About 500 tokens (code runs ~4 characters a token): on a CPU, reading the context is most of a
+first attempt's wait, and 4,000 characters passed no more real-code functions (docs/results, issue 48)."""
 INIT_LINES_SHOWN = 15
 """A class's __init__ is shown whole up to this many lines: it tells which attributes exist."""
 TABLE_LINES_SHOWN = 30

@@ -87,15 +87,17 @@ def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> Non
     assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
 
 
-def test_the_context_chars_are_part_of_a_runs_identity_only_when_not_the_default() -> None:
-    """Runs made before the setting existed (the default's 4,000 characters) keep their identity."""
+def test_the_context_chars_are_part_of_a_runs_identity_unless_they_are_those_of_older_runs() -> None:
+    """Runs made before the setting existed (4,000 characters, the default then) keep their identity, and a
+    run with today's default never takes their answers."""
+    before = identity.generation_settings(Settings(context_chars=4000), "direct")
+    assert "context_chars" not in before
     default = identity.generation_settings(Settings(), "direct")
-    assert "context_chars" not in default
-    assert default == identity.generation_settings(Settings(context_chars=DEFAULT_BUDGET_CHARS), "direct")
+    assert default == {**before, "context_chars": DEFAULT_BUDGET_CHARS}
     shorter = identity.generation_settings(Settings(context_chars=1500), "direct")
-    assert shorter == {**default, "context_chars": 1500}
-    first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (default, shorter)]
-    assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
+    assert shorter == {**before, "context_chars": 1500}
+    first = [identity.first_attempt_settings({"model": "m", **g}) for g in (before, default, shorter)]
+    assert first[0] != first[1] != first[2] != first[0], "a direct run never reuses another's answers"
 
 
 def test_the_prompt_cache_is_part_of_a_runs_identity_only_where_it_can_change_an_answer() -> None:

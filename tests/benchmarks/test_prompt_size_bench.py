@@ -24,7 +24,7 @@ def test_each_variant_asks_each_stub_with_its_own_context_and_prefill(tiny_env: 
         assert all(a.cached_tokens == 0 and 0 < a.first_token <= a.seconds for a in stub.answers), stub
     table = format_table("tiny", stubs, variants).splitlines()
     assert table[0].split()[:6] == ["variant", "s", "to", "1st", "token", "x"]
-    assert [row.split()[0] for row in table[2:5]] == ["4000:never", "0:never", "4000:embedded"]
+    assert [row.split()[0] for row in table[2:5]] == [SHIPPED.name, "0:never", "4000:embedded"]
     assert table[2].split()[-1] == "-" and table[3].split()[-2:] == ["of", "3"]
 
 

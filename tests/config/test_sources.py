@@ -26,7 +26,7 @@ SAMPLES = {
     "temperature": ("0.2", 0.2),
     "retry_temperature": ("0.9", 0.9),
     "answer_prefill": ("embedded", "embedded"),
-    "context_chars": ("2000", 2000),
+    "context_chars": ("1000", 1000),
     "prompt_cache": ("never", "never"),
     "read_ahead": ("false", False),
     "max_attempts": ("4", 4),

@@ -401,7 +401,7 @@ def ordinal(n: int) -> str:
 
 
 def test_a_function_sees_the_private_table_beside_it_and_the_translation_table_its_neighbour_uses() -> None:
-    context = module_context(capsule_by_qualname(ORDINALS, "ordinal"))
+    context = module_context(capsule_by_qualname(ORDINALS, "ordinal"), budget_chars=4000)
     assert len(context) <= 4000
     assert ('_ORDINAL_WORDS = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", '
             '"eighth",\n                  "ninth")') in context
@@ -440,7 +440,7 @@ def _release_class(parser: str) -> str:
 
 @pytest.mark.parametrize("parser", ["from_string", "parse", "of"])
 def test_a_method_of_a_large_class_sees_the_class_parser_it_needs_to_compare(parser: str) -> None:
-    context = module_context(capsule_by_qualname(_release_class(parser), "Release.__lt__"))
+    context = module_context(capsule_by_qualname(_release_class(parser), "Release.__lt__"), budget_chars=4000)
     assert len(context) <= 4000
     assert context.startswith('# The class the function belongs to\nclass Release:\n')
     assert "    def __init__(self, parts):\n        self.parts = tuple(parts)\n" in context
@@ -470,7 +470,7 @@ def _interval_class(methods: int) -> str:
 
 @pytest.mark.parametrize("methods", [8, 80], ids=["fits", "too large"])
 def test_a_type_named_in_an_annotation_is_shown_with_how_to_build_one(methods: int) -> None:
-    context = module_context(capsule_by_qualname(_interval_class(methods), "gap"))
+    context = module_context(capsule_by_qualname(_interval_class(methods), "gap"), budget_chars=4000)
     assert len(context) <= 4000
     assert 'class Interval:\n    """A closed interval of the real line."""\n' in context
     assert "    def __init__(self, low: float, high: float):" in context

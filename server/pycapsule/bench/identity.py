@@ -166,6 +166,10 @@ def iterator_fingerprint() -> str:
     return hashlib.sha256(json.dumps(rendered).encode()).hexdigest()[:8]
 
 
+CONTEXT_CHARS_BEFORE_THE_SETTING = 4000
+"""What every run made before `context_chars` existed showed, whatever the default is now."""
+
+
 def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
     """The settings that change what a run produces (never the API key): a direct run is a first
     attempt only, so the loop's own settings do not change it."""
@@ -176,7 +180,7 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         sample = capsule_by_qualname(_SAMPLE, "Box.put")
         rendered = hashlib.sha256(answer_prefix(sample).encode()).hexdigest()[:8]
         values["answer_prefill"] = f"{settings.answer_prefill} {rendered}"
-    if settings.context_chars != Settings.model_fields["context_chars"].default:  # added later, too
+    if settings.context_chars != CONTEXT_CHARS_BEFORE_THE_SETTING:  # added later, too
         values["context_chars"] = settings.context_chars
     if settings.prompt_cache != "never" and (mode == "selfdebug" or settings.temperature > 0):
         # added later, as answer_prefill was; only sampled requests use it, and only the embedded model's
