@@ -36,6 +36,8 @@ from benchmarks.progress import Progress
 from benchmarks.prompt_cache import Retry, capsules_for, run_prompts, timed
 
 PREFILLS: tuple[str, ...] = get_args(Settings.model_fields["answer_prefill"].annotation)
+
+
 @dataclass(frozen=True)
 class Variant:
     context_chars: int
