@@ -105,9 +105,10 @@ class Settings(BaseModel):
     retry_temperature: float = Field(default=0.5, ge=0, le=2)
     """Temperature of every later attempt: greedy retries repeat themselves."""
     answer_prefill: Literal["never", "embedded", "always"] = "never"
-    """Start the model's answer with the function's signature and docstring, so it writes only the body
-    (fewer tokens, so faster): "embedded" for the embedded model only, "always" for any endpoint that
-    continues a final assistant message (llama.cpp's server does; OpenAI's API does not)."""
+    """Start a stub's first answer with the function's signature and docstring, so the model writes only the
+    body (fewer tokens, so faster); retries write whole answers: "embedded" for the embedded model only,
+    "always" for any endpoint that continues a final assistant message (llama.cpp's server does; OpenAI's
+    API does not)."""
     context_chars: int = Field(default=2000, ge=0, le=100_000)
     """Characters of the module's context (imports, helpers, the class) the prompt shows, about 4 a token: on
     the embedded model reading them is most of a first attempt's wait; 0 shows none (docs/generate.md)."""

@@ -244,7 +244,9 @@ class _Run:
         prefill = settings.answer_prefill == "always" or (
             settings.answer_prefill == "embedded" and programmer.settings.local)
         self.prefix = answer_prefix(capsule) if prefill else None
-        """What every answer starts with, sent as the start of the model's answer (None: not prefilled)."""
+        """What a stub's first answer starts with, sent as the start of the model's answer (None: not
+        prefilled). Only the first: prefilled retries fixed fewer failures (docs/results, "Answer prefill"),
+        and a whole answer can define a helper or an import beside the function."""
         self.warnings: list[str] = []
         self.warned = 0
         self.seed_base = self._attempts_before()
@@ -302,7 +304,7 @@ class _Run:
             yield AttemptStarted(attempt, settings.max_attempts, mode)
             began = time.monotonic()
             self.attempts = attempt
-            reply = yield from self._ask(attempt, messages, temperature)
+            reply = yield from self._ask(attempt, messages, temperature, prefill=mode == "generate")
             model_seconds = time.monotonic() - began
             self.usage = self.usage + reply.usage
             yield self._checking(attempt)
@@ -349,11 +351,13 @@ class _Run:
             self.closest = (key, Closest(attempt, result.code, result.new_source, result.headline, near,
                                          result.edits))
 
-    def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float
+    def _ask(self, attempt: int, messages: list[dict[str, str]], temperature: float, *, prefill: bool
              ) -> Generator[Event, None, Reply]:
         # Seeded so that a run repeats exactly (a benchmark, a test, a bug report); a run of a function
         # with attempts in the history goes on from new seeds, so asking again gives new answers.
-        messages = self.prefilled(messages)
+        prefix = self.prefix if prefill else None
+        if prefix is not None:
+            messages = prefilled(messages, prefix)
         answer = Returning(self.programmer.stream(messages, temperature=temperature,
                                                   seed=self.seed_base + attempt, cancel=self.cancel,
                                                   progress=True))
@@ -364,8 +368,8 @@ class _Run:
                 yield ModelProgress(attempt, item)
             else:
                 yield TokensStreamed(attempt, item)
-        if self.prefix is not None:
-            return replace(answer.value, text=whole_answer(self.prefix, answer.value.text))
+        if prefix is not None:
+            return replace(answer.value, text=whole_answer(prefix, answer.value.text))
         return answer.value
 
     def _checking(self, attempt: int) -> Checking:
@@ -583,7 +587,7 @@ class _Run:
                                 repeated)
 
     def prefilled(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
-        """`messages` with the answer's start, when answers are prefilled."""
+        """`messages` with the answer's start, when a stub's first answer is prefilled."""
         return prefilled(messages, self.prefix) if self.prefix is not None else messages
 
     def learn_from_earlier_runs(self) -> list[str]:

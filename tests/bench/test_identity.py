@@ -87,6 +87,17 @@ def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> Non
     assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
 
 
+def test_a_run_prefilling_only_its_first_answer_is_not_one_that_prefilled_every_answer() -> None:
+    """Self-debugging runs made when every answer was prefilled are not resumed; their first attempts are the
+    same request, so a direct run still takes them."""
+    direct = identity.generation_settings(Settings(answer_prefill="embedded"), "direct")
+    selfdebug = identity.generation_settings(Settings(answer_prefill="embedded"), "selfdebug")
+    assert selfdebug["prefilled_answers"] == "first" and "prefilled_answers" not in direct
+    assert "prefilled_answers" not in identity.generation_settings(Settings(), "selfdebug")
+    assert (identity.first_attempt_settings({"model": "m", **direct})
+            == identity.first_attempt_settings({"model": "m", **selfdebug}))
+
+
 def test_the_context_chars_are_part_of_a_runs_identity_unless_they_are_those_of_older_runs() -> None:
     """Runs made before the setting existed (4,000 characters, the default then) keep their identity, and a
     run with today's default never takes their answers."""

@@ -1,6 +1,7 @@
-"""`answer_prefill`: the model's answer starts with the function's signature and docstring, so it writes
-only the body. The scripted endpoint answers the way llama.cpp's server does (only what follows the
-prefix when streaming, the whole answer otherwise) or the way an endpoint that ignores it does."""
+"""`answer_prefill`: a stub's first answer starts with the function's signature and docstring, so the model
+writes only the body; retries write whole answers. The scripted endpoint answers the way llama.cpp's server
+does (only what follows the prefix when streaming, the whole answer otherwise) or the way an endpoint that
+ignores it does."""
 
 from __future__ import annotations
 
@@ -59,6 +60,20 @@ def test_a_method_is_prefilled_as_the_task_shows_it_and_its_body_lands_in_the_cl
     assert prefix.startswith("```python\n    def bump(self, by: int) -> int:\n        \"\"\"Add `by`")
     assert prefix in task, "the answer starts as the task shows the method"
     assert outcome.new_source is not None and "        self.count += by\n" in outcome.new_source
+
+
+def test_only_the_first_answer_is_prefilled_so_a_retry_can_write_a_helper_beside_the_function(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    openai_server.queue("    return a - b\n```")
+    openai_server.queue("```python\ndef _plus(a, b):\n    return a + b\n\n\n"
+                        f"{HEAD}    return _plus(a, b)\n```")
+    _, outcome = run(openai_server, sandbox, module_file, answer_prefill="always")
+    assert outcome.status == "passed" and outcome.attempts == 2, outcome.message
+    first, retry = openai_server.chat_requests
+    assert first.messages[-1]["role"] == "assistant"
+    assert retry.messages[-1]["role"] == "user", "the retry writes its whole answer"
+    assert "got -1" in retry.messages[-1]["content"], "the retry is told how the prefilled answer failed"
+    assert outcome.new_source is not None and "def _plus(a, b):" in outcome.new_source
 
 
 @pytest.mark.parametrize("setting", ["never", "embedded"])
