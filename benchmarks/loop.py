@@ -32,7 +32,7 @@ from pycapsule.executor import job_for
 from pycapsule.exit_codes import ExitCode
 from pycapsule.history import History
 from pycapsule.loop import self_debug
-from pycapsule.model_client import Reply, Usage
+from pycapsule.model_client import ModelSettings, Reply, Usage
 from pycapsule.sandbox.api import Sandbox, SandboxUnavailable
 from pycapsule.sandbox.select import open_sandbox
 
@@ -79,7 +79,10 @@ def restock(levels, minimum):
 
 
 class ReplayProgrammer:
-    """Answers instantly with the next recorded reply: the model's time is not what is measured."""
+    """Answers instantly with the next recorded reply: the model's time is not what is measured. It is an
+    endpoint, not the embedded model, so its answers are whole (never prefilled)."""
+
+    settings = ModelSettings(base_url=None, model="replay")
 
     def __init__(self, replies: Sequence[str]) -> None:
         self.replies = list(replies)

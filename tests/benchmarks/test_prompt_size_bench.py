@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prompt_size import SHIPPED, Variant, bench, format_table
+from benchmarks.prompt_size import Variant, bench, format_table
 from benchmarks.stubs import SAMPLE
 from tests.benchmarks.conftest import benchmarks
 
 
 def test_each_variant_asks_each_stub_with_its_own_context_and_prefill(tiny_env: Path) -> None:
-    variants = [SHIPPED, Variant(0, "never"), Variant(4000, "embedded")]
+    variants = [Variant(2000, "embedded"), Variant(0, "never"), Variant(2000, "never")]
     stubs = bench("tiny", SAMPLE, realcode=0, variants=variants)
     assert [s.name for s in stubs] == ["is_palindrome", "run_length", "Temperature.fahrenheit"]
     for stub in stubs:
-        shipped, no_context, prefilled = stub.answers
-        assert no_context.prompt_tokens < shipped.prompt_tokens < prefilled.prompt_tokens, stub
+        prefilled, no_context, whole = stub.answers
+        assert no_context.prompt_tokens < whole.prompt_tokens < prefilled.prompt_tokens, stub
         assert all(a.cached_tokens == 0 and 0 < a.first_token <= a.seconds for a in stub.answers), stub
     table = format_table("tiny", stubs, variants).splitlines()
     assert table[0].split()[:6] == ["variant", "s", "to", "1st", "token", "x"]
-    assert [row.split()[0] for row in table[2:5]] == [SHIPPED.name, "0:never", "4000:embedded"]
+    assert [row.split()[0] for row in table[2:5]] == ["2000:embedded", "0:never", "2000:never"]
     assert table[2].split()[-1] == "-" and table[3].split()[-2:] == ["of", "3"]
 
 
