@@ -61,9 +61,9 @@ class Variant:
 
 
 SHIPPED = Variant(DEFAULTS.context_chars, DEFAULTS.answer_prefill)
-DEFAULT_VARIANTS = (Variant(4000, "never"), Variant(2000, "never"))
+DEFAULT_VARIANTS = (Variant(4000, "never"), Variant(2000, "embedded"))
 """Measured beside the baseline when no --variant is given: the context shown until issue 48, and the
-whole answer (the prefill was off until issue 48)."""
+body only."""
 
 
 @dataclass(frozen=True)

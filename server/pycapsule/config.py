@@ -104,7 +104,7 @@ class Settings(BaseModel):
     """Sampling temperature of the first attempt (greedy by default)."""
     retry_temperature: float = Field(default=0.5, ge=0, le=2)
     """Temperature of every later attempt: greedy retries repeat themselves."""
-    answer_prefill: Literal["never", "embedded", "always"] = "embedded"
+    answer_prefill: Literal["never", "embedded", "always"] = "never"
     """Start a stub's first answer with the function's signature and docstring, so the model writes only the
     body (fewer tokens, so faster); retries write whole answers: "embedded" for the embedded model only,
     "always" for any endpoint that continues a final assistant message (llama.cpp's server does; OpenAI's

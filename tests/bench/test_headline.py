@@ -54,15 +54,17 @@ def test_the_headline_runs_used_the_shipped_loop_settings(report: Path) -> None:
 
 
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)
-def test_the_headline_runs_used_todays_prompts_loop_iterator_examples_and_prompt_cache(report: Path) -> None:
+def test_the_headline_runs_used_todays_prompts_loop_iterator_examples_prompt_cache_and_prefill(
+        report: Path) -> None:
     """The fingerprints change with the message templates, how module context is shown, the loop's
-    retry rules and the iterator examples, and the prompt cache changes what a sampled retry answers: a
-    change to any of them makes the headline a past product's."""
+    retry rules and the iterator examples; the prompt cache changes what a sampled retry answers, and the
+    answer prefill what a first answer is: a change to any of them makes the headline a past product's."""
     today = generation_settings(DEFAULTS, "selfdebug")
+    keys = ("prompt", "loop", "iterator_examples", "prompt_cache", "answer_prefill", "prefilled_answers")
     for manifest in selfdebug_manifests(report):
         generation = manifest["config"]["generation"]
-        used = {key: generation.get(key) for key in ("prompt", "loop", "iterator_examples", "prompt_cache")}
-        assert used == {key: today[key] for key in used}, manifest["command"]
+        used = {key: generation.get(key) for key in keys}
+        assert used == {key: today.get(key) for key in used}, manifest["command"]
 
 
 @pytest.mark.parametrize("report", linked_reports(), ids=lambda report: report.parent.name)

@@ -25,7 +25,7 @@ SAMPLES = {
     "max_tokens": ("512", 512),
     "temperature": ("0.2", 0.2),
     "retry_temperature": ("0.9", 0.9),
-    "answer_prefill": ("always", "always"),
+    "answer_prefill": ("embedded", "embedded"),
     "context_chars": ("1000", 1000),
     "prompt_cache": ("never", "never"),
     "read_ahead": ("false", False),
