@@ -78,8 +78,9 @@ def test_the_iterator_fingerprint_follows_which_arguments_become_iterators(
 
 def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> None:
     """Runs made before the setting existed (never prefilled) keep their identity, so they still resume."""
-    never = identity.generation_settings(Settings(answer_prefill="never"), "selfdebug")
+    never = identity.generation_settings(Settings(), "selfdebug")
     assert "answer_prefill" not in never
+    assert never == identity.generation_settings(Settings(answer_prefill="never"), "selfdebug")
     embedded = identity.generation_settings(Settings(answer_prefill="embedded"), "selfdebug")
     assert embedded["answer_prefill"].startswith("embedded ")
     first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, embedded)]
@@ -92,8 +93,7 @@ def test_a_run_prefilling_only_its_first_answer_is_not_one_that_prefilled_every_
     direct = identity.generation_settings(Settings(answer_prefill="embedded"), "direct")
     selfdebug = identity.generation_settings(Settings(answer_prefill="embedded"), "selfdebug")
     assert selfdebug["prefilled_answers"] == "first" and "prefilled_answers" not in direct
-    never = identity.generation_settings(Settings(answer_prefill="never"), "selfdebug")
-    assert "prefilled_answers" not in never
+    assert "prefilled_answers" not in identity.generation_settings(Settings(), "selfdebug")
     assert (identity.first_attempt_settings({"model": "m", **direct})
             == identity.first_attempt_settings({"model": "m", **selfdebug}))
 
