@@ -138,6 +138,11 @@ class Settings(BaseModel):
     measures a list passes list examples and fails on generators. Judges only the model's answers; a
     body that passes its examples but not these is still applied when no answer does better."""
 
+    min_caught: float = Field(default=0.8, ge=0, le=1)
+    """A body whose examples and tests pass is "passed" only when they catch at least this share of its small
+    changes (mutants: `pycapsule.strength`); below it, "passed_loosely": kept, with the changes that survive
+    and examples that would catch them. 0 turns the check off."""
+
     # the sandbox
     sandbox: SandboxName | None = None
     """Backend name (bwrap, docker, unsafe-subprocess); None picks the first that works."""

@@ -28,6 +28,7 @@ from pycapsule.model_source import ModelSource
 from pycapsule.project import module_import
 from pycapsule.project_tests import TestSelection, select_tests
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.strength.check import Strength, assess
 from pycapsule.tests_job import ProjectTests, TestsRun
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,13 @@ class Engine:
     def run_tests(self, tests: ProjectTests, source: str, cancel: threading.Event | None = None) -> TestsRun:
         """`tests` run against `source` in the sandbox; raises SandboxUnavailable."""
         return tests.run(self.sandbox(), source, cancel)[0]
+
+    def strength(self, capsule: Capsule, source: str, tests: ProjectTests | None = None,
+                 cancel: threading.Event | None = None) -> Strength | None:
+        """How tightly the examples (and `tests`, which passed on `source`) pin the passing body of `capsule`
+        down (`pycapsule.strength`); None when the check is off or nothing checks it."""
+        return assess(self.sandbox(), capsule, source, self.settings, examples=capsule.verified_by_doctests,
+                      tests=tests, root=project_root(capsule.path), cancel=cancel)
 
     def close(self) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ and, while an attempt goes on, its phases (`events.ModelProgress`, `events.Check
     reading the prompt: 6 s                    an endpoint that gives no counts
     writing: 120 tokens, 14 tokens/s
     running 3 examples, then 12 tests          the sandbox checks the answer
+    trying small changes of the body           a body passed: do its examples and tests catch its mutants?
     ...; nothing has moved for 30 s: the machine is busy (load 7.9 on 2 cores, ...); still waiting, up to ...
 """
 
@@ -38,6 +39,7 @@ from pycapsule.events import (
     ModelRetrying,
     Notice,
     Outcome,
+    Pinning,
 )
 from pycapsule.model_progress import Progress
 
@@ -101,6 +103,9 @@ def checking(event: Checking) -> str:
     return f"running {examples or tests}" if examples or tests else "running the module"
 
 
+PINNING = "trying small changes of the body against its examples and tests"
+
+
 def describe(event: Any) -> tuple[int, str] | None:
     """(attempt, what happened) for the events worth a line: attempts starting and ending, the phases of an
     attempt, model retries, notices (attempt 0); None for the others (streamed text, the end)."""
@@ -108,6 +113,8 @@ def describe(event: Any) -> tuple[int, str] | None:
         return event.attempt, phase(event.progress)
     if isinstance(event, Checking):
         return event.attempt, checking(event)
+    if isinstance(event, Pinning):
+        return event.attempt, PINNING
     if isinstance(event, AttemptStarted):
         return event.attempt, doing(event)
     if isinstance(event, AttemptFinished):
@@ -143,6 +150,8 @@ def run_summary(name: str, outcome: Outcome) -> str:
         if not outcome.edits:
             return f"`{name}` already passes {what}"
         return f"`{name}` passes {what} (attempt {outcome.attempts})"
+    if outcome.status == "passed_loosely":
+        return f"`{name}` passes {outcome.verified_by or 'its doctests'}, loosely: {outcome.message}"
     if outcome.status == "not_verified":
         return f"`{name}` filled but not verified: {outcome.message}"
     if outcome.status == "gave_up":

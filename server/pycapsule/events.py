@@ -5,14 +5,19 @@ that what renders them (`pycapsule.event_text`, the CLI, the language server) de
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pycapsule.debugging.signature import TextEdit
 from pycapsule.model_client import Usage
 from pycapsule.model_progress import Progress
 
+if TYPE_CHECKING:
+    from pycapsule.strength.check import Strength
+
 Mode = Literal["generate", "fix", "restart", "check"]
-Status = Literal["passed", "not_verified", "gave_up", "cancelled", "error"]
+Status = Literal["passed", "passed_loosely", "not_verified", "gave_up", "cancelled", "error"]
+"""passed_loosely: the examples and tests pass, but too few of the body's small changes fail them
+(`Settings.min_caught`): the body is kept, and the outcome says what they do not pin down."""
 Unavailable = Literal["model", "sandbox"]
 
 
@@ -55,6 +60,14 @@ class Checking:
     examples: int
     tests: int
     """The project's tests selected for the function (0: none)."""
+
+
+@dataclass(frozen=True)
+class Pinning:
+    """A body passed: its small changes (mutants) run against the same examples and tests, to tell how
+    tightly they pin it down (`pycapsule.strength`)."""
+
+    attempt: int
 
 
 @dataclass(frozen=True)
@@ -139,6 +152,8 @@ class Outcome:
     verified by ...', 'not verified: why'): `AttemptRecord.verified`."""
     closest: Closest | None = None
     """Set when the run gave up after trying bodies: the nearest of them (never applied by itself)."""
+    strength: Strength | None = None
+    """How many of the result's small changes its examples and tests catch (None: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -146,5 +161,5 @@ class Finished:
     outcome: Outcome
 
 
-Event = (AttemptStarted | TokensStreamed | ModelRetrying | ModelProgress | Checking | Notice | AttemptFinished
-         | Finished)
+Event = (AttemptStarted | TokensStreamed | ModelRetrying | ModelProgress | Checking | Pinning | Notice
+         | AttemptFinished | Finished)

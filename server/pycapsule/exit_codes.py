@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     MODEL_UNAVAILABLE = 3
     SANDBOX_UNAVAILABLE = 4
+    PASSED_LOOSELY = 5
     INTERRUPTED = 130
 
 
@@ -28,6 +29,9 @@ MEANINGS: dict[ExitCode, str] = {
                                 "the embedded model could not start",
     ExitCode.SANDBOX_UNAVAILABLE: "no sandbox to run code in: the chosen or every backend does not work "
                                   "here (`pycapsule sandbox doctor` says why)",
+    ExitCode.PASSED_LOOSELY: "written (or shown), but its examples and tests do not pin it down: too few of "
+                             "its small changes fail them (`passed_loosely`; the output names the changes "
+                             "they miss and suggests examples)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C); `generate --write` still writes the bodies that passed",
 }
 

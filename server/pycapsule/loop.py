@@ -63,6 +63,7 @@ from pycapsule.events import (
     ModelRetrying,
     Notice,
     Outcome,
+    Pinning,
     Status,
     TokensStreamed,
     Unavailable,
@@ -82,6 +83,7 @@ from pycapsule.prompts import (
     whole_answer,
 )
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.strength.check import Strength, assess
 from pycapsule.tests_job import ProjectTests, TestsRun, counted, coverage, tests_condensed, tests_headline
 
 log = logging.getLogger(__name__)
@@ -125,6 +127,8 @@ class _Attempt:
     """The project's tests, when they ran (only after the examples pass)."""
     example_lines: frozenset[int] = frozenset()
     """Lines of the module its examples ran."""
+    example_seconds: float = 0.0
+    """How long its examples took in the sandbox."""
 
 
 EARLIER_RUNS_READ = 20
@@ -314,7 +318,7 @@ class _Run:
             yield from self._new_warnings()
             yield finished
             if finished.passed:
-                yield self._success(result, attempt)
+                yield from self._success(result, attempt)
                 return
             final = result
             if mode == "fix":
@@ -334,7 +338,7 @@ class _Run:
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         if self.list_only is not None:
-            yield self._success(self.list_only[1], self.list_only[0])
+            yield from self._success(self.list_only[1], self.list_only[0])
             return
         yield self._finish("gave_up", f"{capsule.qualname}: still failing after {self.attempts} attempt(s): "
                                       f"{final.headline if final else 'no attempt was made'}",
@@ -393,8 +397,17 @@ class _Run:
             return result
         if result.verdict == "passed":
             what, _ = self._what_ran(result)
-            yield self._finish("passed", f"{capsule.qualname}: {what} already pass; nothing to change",
-                               verified_by=what, result_attempt=0, verification=_verified(what))
+            strength = yield from self._strength(result, 0)
+            if strength is not None and not strength.pinned(self.settings.min_caught):
+                yield self._finish("passed_loosely", f"{capsule.qualname}: {what} already pass, but "
+                                   f"{_loose(strength)}; nothing changed", verified_by=what, result_attempt=0,
+                                   verification=_verified(what, strength=strength), strength=strength)
+            else:
+                note = f"; {strength.describe()}" if strength is not None else ""
+                yield self._finish("passed", f"{capsule.qualname}: {what} already pass{note}; nothing to "
+                                   "change",
+                                   verified_by=what, result_attempt=0,
+                                   verification=_verified(what, strength=strength), strength=strength)
         else:
             unverified = result.headline or self._unverified()
             yield self._finish("not_verified",
@@ -467,10 +480,12 @@ class _Run:
         failed = sum(f.failed for f in verdict.result.functions) if verdict.result.status == "ok" else None
         attempt = _Attempt(code, label, verdict.headline, verdict.condensed, source, edits, failed,
                            examples_passed=verdict.examples_passed,
-                           example_lines=frozenset(verdict.result.lines_run))
+                           example_lines=frozenset(verdict.result.lines_run),
+                           example_seconds=verdict.result.duration)
         if self.tests is None or not (verdict.passed or verdict.examples_passed):
             return attempt
-        tested = replace(self._run_tests(code, source, edits), example_lines=attempt.example_lines)
+        tested = replace(self._run_tests(code, source, edits), example_lines=attempt.example_lines,
+                         example_seconds=attempt.example_seconds)
         if verdict.passed or tested.verdict != "passed":
             return tested
         # the examples as written and the project's tests pass; only their iterator version fails
@@ -498,26 +513,52 @@ class _Run:
         job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=())
         return judge(self.capsule, self.sandbox.run(job, self.cancel))
 
-    def _success(self, result: _Attempt, attempt: int) -> Finished:
+    def _success(self, result: _Attempt, attempt: int) -> Generator[Event, None, None]:
         """The end of a run whose result is `result`, the body of attempt `attempt`."""
         name = self.capsule.qualname
         if result.examples_passed:
             what, _ = self._what_ran(result)
             but = f"but it {result.headline}"
-            return self._finish("passed", f"{name}: {what} pass, {but}", result.new_source, result.edits,
-                                verified_by=what, result_attempt=attempt,
-                                verification=f"{_verified(what)}, {but}")
-        if result.verdict == "passed":
+            yield self._finish("passed", f"{name}: {what} pass, {but}", result.new_source, result.edits,
+                               verified_by=what, result_attempt=attempt,
+                               verification=f"{_verified(what)}, {but}")
+        elif result.verdict == "passed":
             what, weak = self._what_ran(result)
-            notes = (", but they ran less than half of its lines: only weakly verified" if weak else "") \
-                + self._size(result)
-            message = f"{name}: {what} pass after {self.attempts} attempt(s){notes}"
-            return self._finish("passed", message, result.new_source, result.edits, verified_by=what,
-                                result_attempt=attempt, verification=_verified(what, weak))
-        why = result.headline or self._unverified()
-        return self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
-                            result.new_source, result.edits, result_attempt=attempt,
-                            verification=_not_verified(why))
+            strength = yield from self._strength(result, attempt)
+            passed = f"{name}: {what} pass after {self.attempts} attempt(s)"
+            verification = _verified(what, weak and strength is None, strength)
+            if strength is not None and not strength.pinned(self.settings.min_caught):
+                yield self._finish("passed_loosely", f"{passed}, but {_loose(strength)}{self._size(result)}",
+                                   result.new_source, result.edits, verified_by=what, result_attempt=attempt,
+                                   verification=f"loosely {verification}", strength=strength)
+                return
+            if strength is not None:
+                notes = f"; {strength.describe()}"
+            else:
+                notes = ", but they ran less than half of its lines: only weakly verified" if weak else ""
+            yield self._finish("passed", f"{passed}{notes}{self._size(result)}", result.new_source,
+                               result.edits, verified_by=what, result_attempt=attempt,
+                               verification=verification, strength=strength)
+        else:
+            why = result.headline or self._unverified()
+            yield self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
+                               result.new_source, result.edits, result_attempt=attempt,
+                               verification=_not_verified(why))
+
+    def _strength(self, result: _Attempt, attempt: int) -> Generator[Event, None, Strength | None]:
+        """How many small changes of the passing body `result` its examples and tests catch, with examples
+        that would catch the survivors; None when the check is off or nothing checks the body."""
+        tests = self.tests if result.tests is not None and result.tests.ok else None
+        if self.settings.min_caught <= 0 or result.new_source is None or not (self.verified or tests):
+            return None
+        yield Pinning(attempt)
+        ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())
+        strength = assess(self.sandbox, self.capsule, result.new_source, self.settings,
+                          examples=self.verified, tests=tests, root=self.root, lines_run=ran,
+                          body_seconds=result.example_seconds, cancel=self.cancel)
+        if self.cancel.is_set():
+            raise Cancelled()
+        return strength
 
     def _size(self, result: _Attempt) -> str:
         """For a repair: how much of the body it changed ('; it changed 1 of 9 body lines')."""
@@ -560,14 +601,14 @@ class _Run:
     def _finish(self, status: Status, message: str, new_source: str | None = None,
                 edits: tuple[TextEdit, ...] = (), unavailable: Unavailable | None = None,
                 verified_by: str = "", result_attempt: int | None = None, verification: str = "",
-                closest: Closest | None = None) -> Finished:
+                closest: Closest | None = None, strength: Strength | None = None) -> Finished:
         """The run's outcome; what verified its result (if any) is told on that attempt's history row."""
         if result_attempt is not None and verification:
             self._conclude(result_attempt, verification)
         return Finished(Outcome(status, message, new_source, edits, self.attempts, self.capsule.qualname,
                                 self.usage, time.monotonic() - self.started, unavailable,
                                 verified_by=verified_by, run_id=self.run_id, result_attempt=result_attempt,
-                                verification=verification, closest=closest))
+                                verification=verification, closest=closest, strength=strength))
 
     def _attempt_finished(self, attempt: int, mode: Mode, result: _Attempt, usage: Usage, model: str,
                           began: float, model_seconds: float) -> AttemptFinished:
@@ -647,9 +688,16 @@ class _Run:
             log.warning("pycapsule: could not record the result in %s: %s", self.history.path, error)
 
 
-def _verified(what: str, weak: bool = False) -> str:
-    """`Outcome.verification` of a body that passed what ran ('3 examples + 12 tests (...)')."""
-    return f"{'only weakly verified' if weak else 'verified'} by {what}"
+def _verified(what: str, weak: bool = False, strength: Strength | None = None) -> str:
+    """`Outcome.verification` of a body that passed what ran ('verified by 3 examples + 12 tests (...); they
+    catch 9 of 9 small changes')."""
+    text = f"{'only weakly verified' if weak else 'verified'} by {what}"
+    return f"{text}; {strength.describe()}" if strength is not None else text
+
+
+def _loose(strength: Strength) -> str:
+    """Why a passing body is only loosely pinned, naming the first surviving changes."""
+    return (f"they do not pin it down: {strength.describe()}; still passing: {strength.survivors_text()}")
 
 
 def _not_verified(why: str) -> str:

@@ -33,6 +33,7 @@ SAMPLES = {
     "restart_after": ("2", 2),
     "history_window": ("1", 1),
     "iterator_examples": ("false", False),
+    "min_caught": ("0.5", 0.5),
     "sandbox": ("docker", "docker"),
     "job_timeout": ("4", 4.0),
     "project_tests": ("false", False),

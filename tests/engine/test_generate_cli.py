@@ -221,5 +221,6 @@ def test_a_written_function_is_checked_first_and_fixed_only_if_it_fails(
     assert "    return round(math.pi * r * r)\n" in project.read_text()
 
     again = generate(openai_server, f"{project}::area", "--write")
-    assert again.returncode == 0 and "2 examples already pass; nothing to change" in again.stderr
+    assert again.returncode == 0 and "2 examples already pass; they catch" in again.stderr
+    assert "small changes; nothing to change" in again.stderr
     assert len(openai_server.chat_requests) == 1

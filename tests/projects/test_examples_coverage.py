@@ -1,5 +1,6 @@
 """What a passing body's checks ran of it: the lines its examples and the project's tests executed, counted
-together; a body they ran less than half of is only weakly verified, and says so."""
+together; a body they ran less than half of is only weakly verified, and says so (with the mutants off). The
+mutants see further: an example that runs every line of a body can still pin none of it down."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ ONE_LINE = "```python\ndef grade(score):\n    return 'ABCF'[(score < 90) + (scor
 ], ids=["examples run little of the body: weakly verified", "examples run all of it: said as before"])
 def test_what_the_examples_ran_of_a_body_is_said_when_it_is_little(
         tmp_path: Path, project: Path, fake: FakeOpenAI, answer: str, verified_by: str, weak: bool) -> None:
+    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmin_caught = 0\n")
     module = project / "grades.py"
     module.write_text(GRADE)
     fake.queue(answer)
@@ -36,3 +38,17 @@ def test_what_the_examples_ran_of_a_body_is_said_when_it_is_little(
     assert (code, result["status"], result["verified_by"]) == (0, "passed", verified_by), stderr
     message = result["message"]
     assert ("only weakly verified" in message, "weakly" in message) == (weak, weak)
+
+
+@pytest.mark.parametrize("answer", [LADDER, ONE_LINE],
+                         ids=["examples run little of it", "examples run all of it"])
+def test_one_example_pins_neither_body_down_however_much_of_it_ran(
+        tmp_path: Path, project: Path, fake: FakeOpenAI, answer: str) -> None:
+    module = project / "grades.py"
+    module.write_text(GRADE)
+    fake.queue(answer)
+    code, report, stderr = generate_json(f"{module}::grade", tmp_path, fake.base_url)
+    [result] = report["results"]
+    assert (code, result["status"]) == (5, "passed_loosely"), stderr
+    assert any("90" in survivor["change"] for survivor in result["mutants"]["survivors"]), "the A/B boundary"
+    assert result["suggested_examples"], "grade(95)'s neighbours tell the body from what survives"

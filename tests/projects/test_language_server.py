@@ -183,6 +183,7 @@ async def test_hover_names_the_examples_and_project_tests_that_verified_the_resu
     passed, failed = hover_items(await editor.hover(uri, name, len("def pe")))
 
     assert passed.split("\n")[1:] == [
-        "verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run)"], passed
+        "verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run); they catch 8 of 8 small "
+        "changes"], passed
     assert " · passed (attempt 2, restart) · " in passed
     assert " · failed (attempt 1, generate) · " in failed and "verified" not in failed, failed

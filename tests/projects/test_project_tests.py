@@ -40,7 +40,8 @@ def test_a_body_that_only_fits_its_example_is_not_passed_the_next_that_passes_th
     assert (project / "tests/test_core.py").read_bytes() == tests_before
     assert "test_unrelated_and_already_failing" not in stderr + str(fake.chat_requests[1].body)
     passed, failed = History(tmp_path / "history.sqlite3").attempts(stats, "percent")
-    assert passed.verified == "verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run)", \
+    assert passed.verified == ("verified by 1 example + 2 tests (tests/test_core.py; 1 of 1 body line run); "
+                               "they catch 8 of 8 small changes"), \
         "the CLI's history names what verified the result, as hover shows it (tests/lsp/test_hover.py)"
     assert (failed.verified, passed.applied) == ("", ""), "told on the result only; no editor was asked"
 
@@ -129,7 +130,8 @@ def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
 
     [result] = report["results"]
     assert (result["status"], result["attempts"], code) == ("passed", 2, 0), stderr
-    assert result["message"].endswith("after 2 attempt(s); it changed 1 of 4 body lines"), result["message"]
+    ending = "after 2 attempt(s); they catch 5 of 5 small changes; it changed 1 of 4 body lines"
+    assert result["message"].endswith(ending), result["message"]
     assert result["verified_by"] == "1 example + 2 tests (tests/test_core.py; 4 of 4 body lines run)"
     assert "1 of 2 project tests failed: tests/test_core.py::test_scale_gives_floats_for_ints" in stderr
     second = fake.chat_requests[1].body["messages"][-1]["content"]
@@ -138,8 +140,34 @@ def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
     assert "        result.append(float(value) * factor)\n" in stats.read_text()
 
 
-def test_tests_that_run_little_of_a_body_verify_it_only_weakly(
+def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_miss(
         tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    with stats.open("a") as module:
+        module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
+    with (project / "tests/test_core.py").open("a") as tests:
+        tests.write("\n\ndef test_sign_of_a_positive():\n    from stats.core import sign\n"
+                    "    assert sign(5) == 1\n")
+    fake.queue("```python\ndef sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n"
+               "    return 0\n```")
+    code, report, stderr = generate_json(f"{stats}::sign", tmp_path, fake.base_url, "--write")
+    [result] = report["results"]
+    assert (result["status"], code) == ("passed_loosely", 5), stderr
+    assert result["verified_by"] == "1 test (tests/test_core.py; 2 of 5 body lines run)"
+    assert "    if x < 0:\n        return -1\n" in stats.read_text(), "written as asked"
+    mutants = result["mutants"]
+    assert not mutants["capped"] and mutants["caught"] >= 1, "the test catches what it reaches"
+    changed = {survivor["change"] for survivor in mutants["survivors"]}
+    assert {"`x > 0` -> `x >= 0`", "`return -1` -> `return None`"} <= changed  # sign(0), sign(-5): untested
+    assert result["suggested_examples"] == [], "no example to vary: the function has none"
+    [passed] = History(tmp_path / "history.sqlite3").attempts(stats, "sign")
+    assert passed.verified.startswith(
+        "loosely verified by 1 test (tests/test_core.py; 2 of 5 body lines run); they catch ")
+
+
+def test_tests_that_run_little_of_a_body_verify_it_only_weakly_without_the_mutants(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    (project / "pyproject.toml").write_text('[project]\nname = "stats"\nversion = "0"\n\n'
+                                            "[tool.pycapsule]\nmin_caught = 0\n")
     with stats.open("a") as module:
         module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
     with (project / "tests/test_core.py").open("a") as tests:

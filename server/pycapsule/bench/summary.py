@@ -88,13 +88,17 @@ class RunSummary:
     """Model calls of each scored task (its keys are the scored tasks)."""
     passed_ids: frozenset[str]
     seconds_to_examples_pass: tuple[float, ...] = ()
-    """Per task whose outcome is 'passed' (its examples pass): seconds from the request to the loop's end."""
+    """Per task whose outcome is 'passed' or 'passed_loosely' (its examples pass): seconds from the request to
+    the loop's end."""
     seconds_to_hidden_pass: tuple[float, ...] = ()
     """The same for the tasks among them that passed the hidden tests too."""
     called_passed: int = 0
     """Scored tasks whose outcome pycapsule called passed (its examples and visible tests pass)."""
     called_passed_right: int = 0
     """Of those, the ones that pass the hidden tests too."""
+    called_loosely: int = 0
+    """Scored tasks called passed_loosely (their examples pass, but do not pin the body down)."""
+    called_loosely_right: int = 0
     lost: LostAnswers = field(default_factory=LostAnswers)
     """Answers that yielded no usable function, and whose loss each was (bench/lost_answers.py)."""
 
@@ -147,6 +151,8 @@ class RunSummary:
 def _visible(record: TaskRecord) -> str:
     if record.outcome == "passed":
         return "examples passed"
+    if record.outcome == "passed_loosely":
+        return "examples passed loosely"
     if record.outcome == "not_verified":
         cannot_run = record.headlines and record.headlines[-1].startswith(HEADLINE_START)
         return "examples cannot run here" if cannot_run else _NO_EXAMPLES
@@ -160,6 +166,7 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
     scored = [r for r in done if r.status != "unscorable"]
     passed = [r for r in scored if r.passed]
     examples_passed = [r for r in scored if r.outcome == "passed"]
+    loosely = [r for r in scored if r.outcome == "passed_loosely"]
     contingency = Counter(f"{_visible(r)}, hidden {'passed' if r.passed else 'failed'}" for r in scored)
 
     def average(values: list[float]) -> float:
@@ -187,9 +194,11 @@ def summarize(manifest: dict[str, Any], records: dict[str, TaskRecord]) -> RunSu
         diagnosis=diagnose(scored),
         model_calls_by_task={r.task_id: r.model_calls for r in scored},
         passed_ids=frozenset(r.task_id for r in passed),
-        seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed),
-        seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed if r.passed),
+        seconds_to_examples_pass=tuple(r.generation_seconds for r in examples_passed + loosely),
+        seconds_to_hidden_pass=tuple(r.generation_seconds for r in examples_passed + loosely if r.passed),
         called_passed=len(examples_passed),
         called_passed_right=sum(1 for r in examples_passed if r.passed),
+        called_loosely=len(loosely),
+        called_loosely_right=sum(1 for r in loosely if r.passed),
         lost=lost_answers(done),
     )

@@ -32,6 +32,7 @@ from pycapsule.exit_codes import ExitCode
 from pycapsule.interpreter import settings_interpreter
 from pycapsule.sandbox.api import FunctionReport, RunResult, SandboxUnavailable
 from pycapsule.sandbox.report import json_report, text_report
+from pycapsule.strength.check import Strength
 from pycapsule.terminal import terminal_safe
 from pycapsule.tests_job import ProjectTests, TestsRun
 
@@ -52,6 +53,9 @@ def register(commands: Subcommands) -> None:
     add_python(check)
     check.add_argument("--tests", action="store_true",
                        help="also run the project's tests of these functions (pytest, in the sandbox)")
+    check.add_argument("--strength", action="store_true",
+                       help="for each function that passes, how many small changes of its body its examples "
+                            "(and, with --tests, its tests) catch; exit 5 when one is loosely pinned")
     add_json(check)
 
 
@@ -91,6 +95,9 @@ class FileResult:
     """One per function of `result`, in its order."""
     tests: ProjectTests | None = None
     ran: TestsRun | None = None
+    strengths: dict[str, Strength | None] = field(default_factory=dict)
+    """With --strength: each passing function's, by qualname (None: not measured)."""
+    min_caught: float = 0.0
 
     @property
     def checked(self) -> bool:
@@ -101,6 +108,10 @@ class FileResult:
     @property
     def tests_failed(self) -> bool:
         return self.ran is not None and (self.ran.problem is not None or self.ran.failed > 0)
+
+    def loose(self, qualname: str) -> bool:
+        found = self.strengths.get(qualname)
+        return found is not None and not found.pinned(self.min_caught)
 
 
 class Engines:
@@ -170,7 +181,7 @@ def has_examples(path: Path) -> bool:
 
 
 def _check_file(item: FileToCheck, read: ReadTarget | CommandError, engines: Engines, find_tests: bool,
-                run_tests: bool) -> FileResult:
+                run_tests: bool, strength: bool = False) -> FileResult:
     """The file's doctests run in the sandbox, with their verdicts and, asked, the project's tests."""
     if isinstance(read, CommandError):
         return FileResult(item, error=read)
@@ -185,7 +196,22 @@ def _check_file(item: FileToCheck, read: ReadTarget | CommandError, engines: Eng
         found.tests = engine.tests_for(source, path, item.qualname)
         if found.tests is not None and run_tests:
             found.ran = engine.run_tests(found.tests, source)
+    if strength:
+        found.min_caught = engine.settings.min_caught
+        for function, said in zip(result.functions, found.verdicts, strict=True):
+            capsule = capsules.get(function.qualname)
+            if said == "passed" and capsule is not None:
+                found.strengths[function.qualname] = engine.strength(
+                    capsule, source, _passing_tests(engine, source, capsule) if run_tests else None)
     return found
+
+
+def _passing_tests(engine: Engine, source: str, capsule: Capsule) -> ProjectTests | None:
+    """The project's tests of one function, when they pass on `source` (only passing tests judge changes)."""
+    if capsule.path is None:
+        return None
+    tests = engine.tests_for(source, capsule.path, capsule.qualname)
+    return tests if tests is not None and engine.run_tests(tests, source).ok else None
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -203,7 +229,7 @@ def _check(args: argparse.Namespace) -> int:
                 read = named[id(item)] if item.named else _read(item)
                 # finding a file's tests reads every test file for every function: in a run over several
                 # files, only when they are to be run
-                done = _check_file(item, read, engines, single or args.tests, args.tests)
+                done = _check_file(item, read, engines, single or args.tests, args.tests, args.strength)
                 files.append(done)
                 for warning in done.result.warnings if done.result else ():
                     engines.say_once(warning)
@@ -214,7 +240,8 @@ def _check(args: argparse.Namespace) -> int:
         raise CommandError(str(error), kind="sandbox", code=ExitCode.SANDBOX_UNAVAILABLE) from None
     summary = _summary(files)
     failed = summary["failed"] or summary["files_not_checked"] or any(f.tests_failed for f in files)
-    code = ExitCode.FAILED if failed else ExitCode.OK
+    loose = summary["passed_loosely"]
+    code = ExitCode.FAILED if failed else ExitCode.PASSED_LOOSELY if loose else ExitCode.OK
     if args.json:
         return print_document("check", code, files[0].error if single else None, backend=backend,
                               **_top_fields(files, single), paths=targets,
@@ -246,9 +273,12 @@ def file_lines(file: FileResult, single: bool) -> list[str]:
     assert result is not None
     lines: list[str] = []
     for function, said in zip(result.functions, file.verdicts, strict=True):
-        if single or said != "passed":
+        loose = file.loose(function.qualname)
+        if single or said != "passed" or loose:
             name = function.qualname if single else f"{shown}::{function.qualname}"
             lines += function_lines(function, said, shown, name, fold=qualname is None)
+            asked = function.qualname in file.strengths
+            lines += strength_lines(file.strengths.get(function.qualname), loose, asked)
     detail = result.detail if single or not result.detail else f"{shown}: {result.detail}"
     lines += text_report(replace(result, functions=(), detail=detail), shown)
     if single and not result.functions and result.status == "ok":
@@ -277,11 +307,25 @@ def function_lines(function: FunctionReport, said: Verdict, path: str, name: str
     return lines
 
 
+def strength_lines(strength: Strength | None, loose: bool, asked: bool) -> list[str]:
+    """`--strength`: what the examples and tests of a passing function make of its small changes."""
+    if strength is None:
+        return ["  strength: not measured (min_caught = 0 turns it off)"] if asked else []
+    if not loose:
+        return [f"  strength: {strength.describe()}"]
+    lines = [f"  strength: LOOSE: {strength.describe()}; still passing: {strength.survivors_text()}"]
+    if strength.suggested:
+        lines.append("  examples that would pin it down, with this body's own results (check each value):")
+        lines += [f"    {line}" for example in strength.suggested for line in example.doctest().splitlines()]
+    return lines
+
+
 def summary_line(summary: dict[str, int], single: bool) -> str:
     """`N passed, N failed, N not verified, N stubs` (functions), the files in a run over several, and
     the files that could not be checked."""
     stubs = summary["stubs"]
-    line = (f"{summary['passed']} passed, {summary['failed']} failed, "
+    loosely = f" ({summary['passed_loosely']} loosely)" if summary["passed_loosely"] else ""
+    line = (f"{summary['passed']} passed{loosely}, {summary['failed']} failed, "
             f"{summary['not_verified']} not verified, {stubs} stub{'' if stubs == 1 else 's'}")
     if not single:
         line += f" in {summary['files']} file{'' if summary['files'] == 1 else 's'}"
@@ -311,7 +355,8 @@ def _tests_lines(tests: ProjectTests | None, ran: TestsRun | None) -> list[str]:
 
 def _summary(files: list[FileResult]) -> dict[str, int]:
     said = [one for file in files for one in file.verdicts]
-    return {"passed": said.count("passed"), "failed": said.count("failed"),
+    loosely = sum(file.loose(name) for file in files for name in file.strengths)
+    return {"passed": said.count("passed"), "passed_loosely": loosely, "failed": said.count("failed"),
             "not_verified": said.count("not_verified"), "stubs": said.count("stub"), "files": len(files),
             "files_not_checked": sum(not file.checked for file in files)}
 
@@ -323,6 +368,11 @@ def _report_json(file: FileResult) -> dict[str, Any]:
     report = json_report(file.result)
     for function, said in zip(report["functions"], file.verdicts, strict=True):
         function["verdict"] = said
+        if function["qualname"] in file.strengths:
+            strength = file.strengths[function["qualname"]]
+            function["strength"] = None if strength is None else {
+                **strength.as_json(), "pinned": not file.loose(function["qualname"]),
+                "suggested_examples": [example.as_json() for example in strength.suggested]}
     return report
 
 

@@ -53,6 +53,7 @@ from pycapsule.events import Closest, Outcome
 from pycapsule.exit_codes import ExitCode
 from pycapsule.interpreter import settings_interpreter
 from pycapsule.signals import handling
+from pycapsule.strength.examples import add_examples as add_suggested
 from pycapsule.terminal import terminal_safe
 
 PREFIX = "pycapsule"
@@ -66,6 +67,9 @@ def register(commands: Subcommands) -> None:
     generate.add_argument("--write-closest", action="store_true",
                           help="like --write, and for a function that gives up write its closest try "
                                "(still failing: the exit code says so)")
+    generate.add_argument("--add-examples", action="store_true",
+                          help="for a body its examples do not pin down, add the suggested examples (the "
+                               "body's own results: check them) to its docstring, in the diff or --write")
     generate.add_argument("--max-attempts", type=setting("max_attempts"), metavar="N",
                           help="attempts per function (default: the max_attempts setting, 3)")
     add_model(generate)
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     root = project_root(read.target.path)
     interpreter = settings_interpreter(loaded, root)
     target = previews.Target.of(read.target.path, read.target.qualname, read.data, loaded.settings,
-                                interpreter.describe())
+                                interpreter.describe(), args.add_examples)
     if args.write and qualnames:
         preview = previews.take(target)
         if preview is not None:
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         install_before_a_run(loaded.settings.embedded_model_size)
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
-        done = _fill(engine, read, qualnames)
+        done = _fill(engine, read, qualnames, add_examples=args.add_examples)
         done.embedded = loaded.settings.uses_embedded_model
         with handling(signal.SIGINT, signal.SIG_IGN):  # a second Ctrl-C must not cost the bodies that passed
             return _finish(args, read, done, target)
@@ -162,7 +166,7 @@ def _has_a_stub(read: ReadTarget, qualnames: list[str]) -> bool:
     return any(name in stubs for name in qualnames)
 
 
-def _fill(engine: Engine, read: ReadTarget, qualnames: list[str]) -> _Run:
+def _fill(engine: Engine, read: ReadTarget, qualnames: list[str], add_examples: bool = False) -> _Run:
     done = _Run(read.source.text, qualnames)
     progress = progress_for(sys.stderr)
     qualname = ""
@@ -172,6 +176,9 @@ def _fill(engine: Engine, read: ReadTarget, qualnames: list[str]) -> _Run:
             done.outcomes[qualname] = outcome
             if outcome.new_source is not None:
                 done.text = outcome.new_source
+            _tell_suggested(progress, outcome)
+            if add_examples and outcome.strength is not None and outcome.strength.suggested:
+                done.text = add_suggested(done.text, qualname, outcome.strength.suggested, read.target.path)
             if outcome.unavailable is not None:
                 done.stopped = outcome
                 break
@@ -207,8 +214,9 @@ def _finish(args: argparse.Namespace, read: ReadTarget, done: _Run, target: prev
         error = error or not_written
     if error is not None and error.kind in ("interrupted", "model", "sandbox"):
         say(PREFIX, _what_was_kept(done, error, written, bool(args.write)))
-    passed = all(name in done.outcomes and done.outcomes[name].status == "passed" for name in done.targets)
-    code = error.code if error is not None else ExitCode.OK if passed else ExitCode.FAILED
+    statuses = [done.outcomes[name].status if name in done.outcomes else "not_run" for name in done.targets]
+    passed = all(status == "passed" for status in statuses)
+    code = error.code if error is not None else _exit_code(statuses)
     closest_diffs = {name: _diff(path, done.text, _with_closest(done, path, only=name))
                      for name, _ in _closest_tries(done)}
     results = [_result(done, name, closest_diffs.get(name, "")) for name in done.targets]
@@ -278,11 +286,31 @@ def _write_preview(args: argparse.Namespace, read: ReadTarget, preview: previews
     written, error = _write(read, text) if text != read.source.text else (False, None)
     for result in preview.results:
         say(PREFIX, f"{result['qualname']}: {result['status']}: {result['message']}")
-    code = error.code if error is not None else ExitCode.OK if preview.passed else ExitCode.FAILED
+    code = error.code if error is not None else _exit_code([result["status"] for result in preview.results])
     if args.json:
         return print_document("generate", code, error, path=str(path), passed=preview.passed, written=written,
                               diff=_diff(path, read.source.text, text), results=preview.results)
     return int(code)
+
+
+def _exit_code(statuses: list[str]) -> ExitCode:
+    """0 when every target passed and is pinned down, 5 when every one passed but some only loosely."""
+    if all(status == "passed" for status in statuses):
+        return ExitCode.OK
+    if all(status in ("passed", "passed_loosely") for status in statuses):
+        return ExitCode.PASSED_LOOSELY
+    return ExitCode.FAILED
+
+
+def _tell_suggested(progress: PlainProgress, outcome: Outcome) -> None:
+    """The examples that would catch what a loosely pinned body's examples miss, as doctests to confirm."""
+    if outcome.strength is None or not outcome.strength.suggested:
+        return
+    progress.say(f"{outcome.qualname}: examples that would pin it down, with this body's own results "
+                 "(check each value; correct a wrong one and run again; --add-examples adds them):")
+    for example in outcome.strength.suggested:
+        for line in example.doctest().splitlines():
+            progress.say(f"    {line}")
 
 
 def _diff(path: Path, before: str, after: str) -> str:
@@ -340,6 +368,9 @@ def _result(done: _Run, qualname: str, closest_diff: str) -> dict[str, Any]:
             "attempts": outcome.attempts, "prompt_tokens": outcome.usage.prompt_tokens,
             "completion_tokens": outcome.usage.completion_tokens, "seconds": round(outcome.seconds, 3),
             "changed": outcome.new_source is not None, "verified_by": outcome.verified_by,
+            "mutants": None if outcome.strength is None else outcome.strength.as_json(),
+            "suggested_examples": [] if outcome.strength is None else [
+                example.as_json() for example in outcome.strength.suggested],
             "closest": None if outcome.closest is None else {
                 "attempt": outcome.closest.attempt, "failing": outcome.closest.failing,
                 "diff": closest_diff},
@@ -352,7 +383,7 @@ def _result(done: _Run, qualname: str, closest_diff: str) -> dict[str, Any]:
         "message": f"{qualname}: {why}" if under_way else f"{qualname}: not run: {why}",
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
         "completion_tokens": 0, "seconds": round(done.seconds_when_interrupted, 3) if under_way else 0.0,
-        "changed": False, "verified_by": "", "closest": None,
+        "changed": False, "verified_by": "", "mutants": None, "suggested_examples": [], "closest": None,
     }
 
 

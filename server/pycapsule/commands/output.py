@@ -21,8 +21,8 @@ COMMAND_FIELDS: dict[str, dict[str, Any]] = {
     "check": {"path": None, "backend": None, "passed": False, "status": None, "functions": [],
               "module_error": None, "stdout": "", "stderr": "", "output_truncated": False, "duration": 0.0,
               "detail": "", "warnings": [], "tests": None, "paths": [], "files": [],
-              "summary": {"passed": 0, "failed": 0, "not_verified": 0, "stubs": 0, "files": 0,
-                          "files_not_checked": 0}},
+              "summary": {"passed": 0, "passed_loosely": 0, "failed": 0, "not_verified": 0, "stubs": 0,
+                          "files": 0, "files_not_checked": 0}},
     "config": {"path": None, "user_config": None, "user_config_exists": False, "pyproject": None,
                "endpoint": None, "python": None, "settings": {}, "warnings": []},
 }

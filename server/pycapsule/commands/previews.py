@@ -45,9 +45,12 @@ class Target:
     key: str
 
     @classmethod
-    def of(cls, path: Path, qualname: str | None, data: bytes, settings: Settings, python: str) -> Target:
+    def of(cls, path: Path, qualname: str | None, data: bytes, settings: Settings, python: str,
+           add_examples: bool = False) -> Target:
         shaped_by = {"file": hashlib.sha256(data).hexdigest(), "path": str(path.resolve()),
                      "qualname": qualname, "settings": settings.public(), "python": python}
+        if add_examples:  # a key of its own only when on: previews kept before the option keep theirs
+            shaped_by["add_examples"] = True
         key = hashlib.sha256(json.dumps(shaped_by, sort_keys=True, default=str).encode()).hexdigest()
         return cls(path.resolve(), qualname, key)
 

@@ -25,6 +25,7 @@ from pycapsule.events import (
     ModelProgress,
     Notice,
     Outcome,
+    Pinning,
 )
 from pycapsule.terminal import terminal_safe
 
@@ -170,7 +171,7 @@ class LiveProgress(PlainProgress):
                                    highlight=False)
             self.stalled = progress.stalled
             self._line().doing = phase(replace(progress, stalled="", note=""))
-        elif isinstance(event, Checking):
+        elif isinstance(event, Checking | Pinning):
             self._line().doing = describe(event)[1]  # type: ignore[index]
         elif isinstance(event, AttemptFinished) and not event.passed:
             where, what = self.place(qualname, event) or ("", "")

@@ -1,0 +1,163 @@
+"""A body's mutants run against its examples and the project's tests: how many small changes they catch.
+
+A mutant is caught when its examples fail (or it crashes, hangs past the body's own time many times over,
+or runs out of memory) or, when its examples still pass, the project's tests fail. A mutant on a line that
+neither the examples nor the tests ran cannot behave differently there, so it survives without a run. Every
+run is a job in the warm sandbox under the body's own limits; the time a check may take is bounded
+(`Budget`), and what was left unrun is said (`Strength.capped`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pycapsule.capsule import Capsule
+from pycapsule.config import Settings
+from pycapsule.executor import job_for
+from pycapsule.sandbox.api import Sandbox
+from pycapsule.strength.examples import SuggestedExample, suggest_examples
+from pycapsule.strength.mutants import Mutant, mutants_of
+from pycapsule.tests_job import ProjectTests, body_lines
+
+SHOWN_SURVIVORS = 3
+"""Surviving changes a one-line message names."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a check may run: mutants at most, seconds at most, and how long one mutant may take."""
+
+    mutants: int = 60
+    seconds: float = 20.0
+    tests_runs: int = 12
+    """Mutants run against the project's tests (each a pytest start) at most."""
+    slowdown: float = 10.0
+    """A mutant's examples may take this many times the body's own time (at least `min_timeout`)..."""
+    min_timeout: float = 2.0
+
+
+@dataclass(frozen=True)
+class Survivor:
+    line: int
+    change: str
+
+    def text(self) -> str:
+        return f"line {self.line}: {self.change}"
+
+
+@dataclass(frozen=True)
+class Strength:
+    """What a body's examples and tests make of its mutants."""
+
+    run: int
+    """Mutants judged (caught or surviving)."""
+    caught: int
+    survivors: tuple[Survivor, ...]
+    total: int
+    """Mutants the body has, before the cap."""
+    seconds: float = 0.0
+    suggested: tuple[SuggestedExample, ...] = field(default=())
+    """Inputs that tell the body from a survivor, with the body's result, as examples to confirm."""
+
+    @property
+    def capped(self) -> bool:
+        return self.run < self.total
+
+    @property
+    def share(self) -> float:
+        """The caught share (1.0 when the body has no mutant: nothing to change, nothing left loose)."""
+        return self.caught / self.run if self.run else 1.0
+
+    def pinned(self, min_caught: float) -> bool:
+        return self.share >= min_caught
+
+    def describe(self) -> str:
+        """'they catch 9 of 12 small changes' (', 60 of 140 tried' when capped)."""
+        text = f"they catch {self.caught} of {self.run} small change{'' if self.run == 1 else 's'}"
+        return text + (f" ({self.run} of the {self.total} it has were tried)" if self.capped else "")
+
+    def survivors_text(self, most: int = SHOWN_SURVIVORS) -> str:
+        """'line 4: `a < b` -> `a <= b`; line 7: ...' (and 'and 3 more')."""
+        shown = "; ".join(survivor.text() for survivor in self.survivors[:most])
+        more = len(self.survivors) - most
+        return shown + (f"; and {more} more" if more > 0 else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run": self.run, "caught": self.caught, "total": self.total, "capped": self.capped,
+                "seconds": round(self.seconds, 3),
+                "survivors": [{"line": s.line, "change": s.change} for s in self.survivors]}
+
+
+def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, examples: bool,
+                     tests: ProjectTests | None, lines_run: frozenset[int], body_seconds: float,
+                     job_timeout: float, root: Path | None, cancel: threading.Event | None = None,
+                     budget: Budget = Budget()) -> tuple[Strength, tuple[Mutant, ...]]:
+    """The strength of the body in `source` (the capsule's module with it), and its surviving mutants.
+
+    `examples`: whether the capsule's examples check it; `tests`: the project's tests that passed on it;
+    `lines_run`: the module lines the examples and tests ran; `body_seconds`: how long its examples took."""
+    began = time.monotonic()
+    try:
+        found = mutants_of(source, capsule.qualname, limit=budget.mutants)
+    except ValueError:
+        return Strength(0, 0, (), 0), ()
+    statements = body_lines(source, capsule.qualname)
+    timeout = min(job_timeout, max(budget.min_timeout, budget.slowdown * body_seconds))
+    # nothing ran these lines: no example or test can tell their changes, which survive without a run
+    unrun = [m for m in found.mutants if lines_run and m.line in statements and m.line not in lines_run]
+    survivors: list[Mutant] = list(unrun)
+    judged, caught, tests_runs = len(unrun), 0, 0
+    for mutant in found.mutants:
+        if (cancel is not None and cancel.is_set()) or time.monotonic() - began > budget.seconds:
+            break
+        if mutant in unrun:
+            continue
+        if examples and not _passes_examples(sandbox, capsule, mutant.source, timeout, root, cancel):
+            judged += 1
+            caught += 1
+            continue
+        if tests is not None:
+            if tests_runs >= budget.tests_runs:
+                continue
+            tests_runs += 1
+            run, _ = tests.run(sandbox, mutant.source, cancel)
+            if not run.ok:
+                judged += 1
+                caught += 1
+                continue
+        elif not examples:
+            continue  # nothing can judge it (the caller checks that something does)
+        judged += 1
+        survivors.append(mutant)
+    survivors.sort(key=found.mutants.index)
+    strength = Strength(judged, caught, tuple(Survivor(m.line, m.change) for m in survivors), found.total,
+                        time.monotonic() - began)
+    return strength, tuple(survivors)
+
+
+def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, *, examples: bool,
+           tests: ProjectTests | None, root: Path | None, lines_run: frozenset[int] = frozenset(),
+           body_seconds: float = 0.0, cancel: threading.Event | None = None) -> Strength | None:
+    """What `generate`, the editor and `check --strength` say of a passing body: its strength and, when it
+    is loosely pinned, examples that would catch what survives. None when the check is off (`min_caught` 0)
+    or nothing checks the body (no example runs and no test passed)."""
+    if settings.min_caught <= 0 or not (examples or tests is not None):
+        return None
+    strength, survivors = measure_strength(sandbox, capsule, source, examples=examples, tests=tests,
+                                           lines_run=lines_run, body_seconds=body_seconds,
+                                           job_timeout=settings.job_timeout, root=root, cancel=cancel)
+    cancelled = cancel is not None and cancel.is_set()
+    if survivors and not strength.pinned(settings.min_caught) and not cancelled:
+        suggested = suggest_examples(sandbox, capsule, source, survivors, timeout=settings.job_timeout,
+                                     cancel=cancel)
+        strength = replace(strength, suggested=tuple(suggested))
+    return strength
+
+
+def _passes_examples(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float, root: Path | None,
+                     cancel: threading.Event | None) -> bool:
+    return sandbox.run(job_for(capsule, source, timeout, root), cancel).passed
