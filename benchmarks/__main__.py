@@ -21,6 +21,7 @@ TOOLS = {
     "prompt_cache": "a sampled retry reading attempt 1's prompt from the cache, against reading it again",
     "read_ahead": "a stub's first request read ahead into the cache, against reading it fresh: same answer?",
     "prompt_size": "a stub's first request with less module context or the body only, against the shipped",
+    "strength": "the mutation check of a passing body: seconds and mutants per body, against its examples",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

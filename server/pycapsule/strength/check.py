@@ -35,9 +35,12 @@ class Budget:
     seconds: float = 20.0
     tests_runs: int = 12
     """Mutants run against the project's tests (each a pytest start) at most."""
-    slowdown: float = 10.0
-    """A mutant's examples may take this many times the body's own time (at least `min_timeout`)..."""
-    min_timeout: float = 2.0
+    slowdown: float = 20.0
+    """A mutant's examples may take this many times the body's own time, at least `min_timeout` (a warm job
+    takes ~10 ms): one that takes longer behaves differently (most often it loops), and is caught."""
+    min_timeout: float = 0.3
+    probe_timeout: float = 2.0
+    """The suggested examples' runs (all probes of one module in one job) may take at most this long."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +155,8 @@ def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, 
                                            job_timeout=settings.job_timeout, root=root, cancel=cancel)
     cancelled = cancel is not None and cancel.is_set()
     if survivors and not strength.pinned(settings.min_caught) and not cancelled:
-        suggested = suggest_examples(sandbox, capsule, source, survivors, timeout=settings.job_timeout,
-                                     cancel=cancel)
+        suggested = suggest_examples(sandbox, capsule, source, survivors,
+                                     timeout=min(settings.job_timeout, Budget().probe_timeout), cancel=cancel)
         strength = replace(strength, suggested=tuple(suggested))
     return strength
 
