@@ -138,10 +138,13 @@ class Settings(BaseModel):
     measures a list passes list examples and fails on generators. Judges only the model's answers; a
     body that passes its examples but not these is still applied when no answer does better."""
 
-    min_caught: float = Field(default=0.8, ge=0, le=1)
-    """A body whose examples and tests pass is "passed" only when they catch at least this share of its small
-    changes (mutants: `pycapsule.strength`); below it, "passed_loosely": kept, with the changes that survive
-    and examples that would catch them. 0 turns the check off."""
+    max_mutants: int = Field(default=60, ge=0, le=500)
+    """Small changes (mutants: `pycapsule.strength`) of a passing body run against its examples and tests, to
+    tell how tightly they pin it down; 0 turns the check off."""
+    min_caught: float = Field(default=0.0, ge=0, le=1)
+    """A body whose examples and tests pass is "passed" only when they catch at least this share of its
+    mutants; below it, "passed_loosely": kept, with the changes that survive and examples that would catch
+    them. 0 (the default, measured: docs/results/strength) never withholds "passed"; what survives is said."""
 
     # the sandbox
     sandbox: SandboxName | None = None

@@ -401,12 +401,11 @@ class _Run:
             if strength is not None and not strength.pinned(self.settings.min_caught):
                 yield self._finish("passed_loosely", f"{capsule.qualname}: {what} already pass, but "
                                    f"{_loose(strength)}; nothing changed", verified_by=what, result_attempt=0,
-                                   verification=_verified(what, strength=strength), strength=strength)
+                                   verification=f"loosely {_verified(what, strength=strength)}",
+                                   strength=strength)
             else:
-                note = f"; {strength.describe()}" if strength is not None else ""
-                yield self._finish("passed", f"{capsule.qualname}: {what} already pass{note}; nothing to "
-                                   "change",
-                                   verified_by=what, result_attempt=0,
+                yield self._finish("passed", f"{capsule.qualname}: {what} already pass{_noted(strength)}; "
+                                   "nothing to change", verified_by=what, result_attempt=0,
                                    verification=_verified(what, strength=strength), strength=strength)
         else:
             unverified = result.headline or self._unverified()
@@ -533,7 +532,7 @@ class _Run:
                                    verification=f"loosely {verification}", strength=strength)
                 return
             if strength is not None:
-                notes = f"; {strength.describe()}"
+                notes = _noted(strength)
             else:
                 notes = ", but they ran less than half of its lines: only weakly verified" if weak else ""
             yield self._finish("passed", f"{passed}{notes}{self._size(result)}", result.new_source,
@@ -549,7 +548,7 @@ class _Run:
         """How many small changes of the passing body `result` its examples and tests catch, with examples
         that would catch the survivors; None when the check is off or nothing checks the body."""
         tests = self.tests if result.tests is not None and result.tests.ok else None
-        if self.settings.min_caught <= 0 or result.new_source is None or not (self.verified or tests):
+        if self.settings.max_mutants <= 0 or result.new_source is None or not (self.verified or tests):
             return None
         yield Pinning(attempt)
         ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())
@@ -693,6 +692,16 @@ def _verified(what: str, weak: bool = False, strength: Strength | None = None) -
     catch 9 of 9 small changes')."""
     text = f"{'only weakly verified' if weak else 'verified'} by {what}"
     return f"{text}; {strength.describe()}" if strength is not None else text
+
+
+def _noted(strength: Strength | None) -> str:
+    """What a passed result's message adds of its strength ('; they catch 24 of 26 small changes; still
+    passing: line 16: ...'): the changes that survive are worth a look even when they do not withhold
+    "passed" (`min_caught`)."""
+    if strength is None:
+        return ""
+    survivors = f"; still passing: {strength.survivors_text()}" if strength.survivors else ""
+    return f"; {strength.describe()}{survivors}"
 
 
 def _loose(strength: Strength) -> str:

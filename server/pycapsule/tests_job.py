@@ -7,6 +7,16 @@ but for `-p` and `--import-mode`: coverage, xdist or a report file would not wor
 Its terminal output is discarded; what the host reads is one report line on stdout, marked with a token
 made for that run: a line a test or the candidate prints that does not carry it is not a report, and a
 second line that does (the code under test found the token) makes the run no report at all.
+
+Several candidates (a body's mutants) run in ONE job (`ProjectTests.run_many`): the program starts pytest
+and loads its plugins once (a session that collects an empty folder, the target module unimportable
+meanwhile), then forks a child per candidate, one at a time. The child installs that candidate, runs the
+selection (stopping at the first failure) and hands its report to the parent through a pipe of its own; its
+stdout, stderr and the runner's channels are closed to it. The parent waits for it within its time (killing
+it and its process group when it overruns), reaps it, and writes the candidate's one report line, carrying
+its index: the child's report, or why there is none (it timed out, crashed, exited early or wrote more than
+one report). Nothing a candidate does in its own process reaches the next; an index with more than one line
+(a child that reached the job's stdout after all) has no report.
 """
 
 from __future__ import annotations
@@ -16,7 +26,9 @@ import json
 import secrets
 import shlex
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pycapsule.parsing import parse_source
 from pycapsule.project import ModuleImport, pytest_config
@@ -31,15 +43,21 @@ WEAK = 0.5
 """Tests that run less than this share of a body's lines verify it weakly."""
 UNUSABLE_PLUGINS = ("xdist", "cov", "pytest_cov")
 """Plugins a project's `addopts` may load that cannot work in the sandbox (worker processes, report files)."""
+PACE_FLOOR = 2.0
+"""Seconds a candidate's run may always take, however fast the first one of its job was (`Each.pace`)."""
 
 _DRIVER = '''\
-import contextlib, importlib.util, io, json, linecache, os, sys, threading
+import contextlib, gc, importlib.util, io, json, linecache, os, select, signal, sys, threading, time
 
-NAME, REL, PACKAGE, SOURCE, TESTS, ARGS = {name!r}, {rel!r}, {package!r}, {source!r}, {tests!r}, {args!r}
+NAME, REL, PACKAGE, SOURCES, TESTS, ARGS = {name!r}, {rel!r}, {package!r}, {sources!r}, {tests!r}, {args!r}
 MAX_FAILURES, FAILURE_CHARS, MARK = {max_failures!r}, {failure_chars!r}, {mark!r}
+FORK, STOP, EACH, PACE, START_WITHIN = {each!r}
+PACE_FLOOR = {pace_floor!r}
+BEGAN = time.monotonic()
 ROOT = next((os.path.normpath(p) for p in sys.path if os.path.isfile(os.path.join(p, REL))), None)
 # Bound before any test runs: code under test that replaces json.dumps or sys.stdout does not reach these.
-ENCODE, WRITE, OUT = json.JSONEncoder().encode, os.write, os.dup(1)
+ENCODE, WRITE, OUT, EXIT = json.JSONEncoder().encode, os.write, os.dup(1), os._exit
+SOURCE = SOURCES[0]
 
 
 def report(found):
@@ -116,19 +134,201 @@ def in_module(frame, event, arg):
     return in_module
 
 
-linecache.cache[PATH] = (len(SOURCE), None, SOURCE.splitlines(True), PATH)
-sys.meta_path.insert(0, Candidate())
-sys.modules.pop(NAME, None)
-outcomes = Outcomes()
-threading.settrace(in_module)
-sys.settrace(in_module)
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    code = pytest.main([*(os.path.join(ROOT, test) for test in TESTS), "-p", "no:cacheprovider", "-q",
-                        "--tb=short", "--rootdir", ROOT, "-o", "addopts=", *ARGS], plugins=[outcomes])
-sys.settrace(None)
-report({{"exit": int(code), "passed": outcomes.passed, "failed": outcomes.failed, "skipped": outcomes.skipped,
-        "failures": outcomes.failures, "failed_ids": outcomes.ids, "lines": sorted(LINES)}})
+def run_tests(extra):
+    """The selection run by pytest against the candidate in SOURCE, in this process: what it found."""
+    linecache.cache[PATH] = (len(SOURCE), None, SOURCE.splitlines(True), PATH)
+    sys.meta_path.insert(0, Candidate())
+    sys.modules.pop(NAME, None)
+    outcomes = Outcomes()
+    threading.settrace(in_module)
+    sys.settrace(in_module)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = pytest.main([*(os.path.join(ROOT, test) for test in TESTS), "-p", "no:cacheprovider", "-q",
+                            "--tb=short", "--rootdir", ROOT, "-o", "addopts=", *ARGS, *extra],
+                           plugins=[outcomes])
+    sys.settrace(None)
+    return {{"exit": int(code), "passed": outcomes.passed, "failed": outcomes.failed,
+            "skipped": outcomes.skipped, "failures": outcomes.failures, "failed_ids": outcomes.ids,
+            "lines": sorted(LINES)}}
+
+
+class Unserved:
+    """While pytest's plugins load ahead of the candidates, the target module cannot be imported: each
+    candidate's run imports its own."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == NAME:
+            raise ImportError(f"{{NAME}} is imported by each candidate's own run")
+        return None
+
+
+class TooLong(BaseException):
+    pass
+
+
+def too_long(signum, frame):
+    raise TooLong()
+
+
+def warm_up():
+    """pytest's plugins imported (and their asserts rewritten) once, here, by a session that collects an
+    empty folder without conftests: each candidate's run finds them loaded. Its outcome does not matter; it
+    may take what one candidate's run may."""
+    empty = os.path.join(os.environ.get("TMPDIR") or "/tmp", "pycapsule-warm-up")
+    guard, path = Unserved(), list(sys.path)
+    sys.meta_path.insert(0, guard)
+    alarm = signal.signal(signal.SIGALRM, too_long)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, EACH)
+            os.makedirs(empty, exist_ok=True)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                pytest.main([empty, "--collect-only", "-p", "no:cacheprovider", "-q", "--noconftest",
+                             "--rootdir", ROOT, "-o", "addopts=", *ARGS])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException:
+        pass
+    signal.signal(signal.SIGALRM, alarm)
+    with contextlib.suppress(ValueError):
+        sys.meta_path.remove(guard)
+    sys.modules.pop(NAME, None)
+    sys.path[:] = path
+
+
+def child(index, writer):
+    """In the forked child: candidate `index` installed and run, its report written to `writer`; never
+    returns. Its stdout and stderr go nowhere, and it holds neither the job's report channel nor the
+    runner's (a stray write cannot reach another candidate's report or the job's)."""
+    global SOURCE
+    code = 70
+    try:
+        os.setpgid(0, 0)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        for fd in {{OUT, null, 3, 4, 5}} - {{writer, 0, 1, 2}}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        SOURCE = SOURCES[index]
+        data = (ENCODE(run_tests(["-x"] if STOP else [])) + "\\n").encode()
+        while data:
+            data = data[WRITE(writer, data):]
+        code = 0
+    finally:
+        EXIT(code)
+
+
+def wait_for(pid, reader, deadline):
+    """Whether child `pid` ended by `deadline` (killed if not), its wait status and what it wrote to
+    `reader`. Whatever the child left in its process group is killed; the child is reaped."""
+    try:
+        ended_fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        ended_fd = None
+    chunks, reading, ended = [], True, False
+    try:
+        while not ended:
+            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            left = deadline - time.monotonic()
+            if ended or left <= 0:
+                break
+            watched = ([reader] if reading else []) + ([ended_fd] if ended_fd is not None else [])
+            ready = select.select(watched, [], [], left if ended_fd is not None else min(left, 0.01))[0]
+            if reader in ready:
+                chunk = os.read(reader, 1 << 16)
+                chunks.append(chunk)
+                reading = bool(chunk)
+    finally:
+        if ended_fd is not None:
+            os.close(ended_fd)
+    for kill in (os.killpg, os.kill):  # the child is not reaped yet: its pid still names it and its group
+        with contextlib.suppress(OSError):
+            kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    os.set_blocking(reader, False)
+    with contextlib.suppress(OSError):
+        chunks.append(os.read(reader, 1 << 16))
+        while chunks[-1]:
+            chunks.append(os.read(reader, 1 << 16))
+    return ended, status, b"".join(chunks)
+
+
+def verdict(index, ended, status, data, seconds, limit):
+    """The report of candidate `index`: the child's own, or why there is none."""
+    if not ended:
+        return {{"index": index, "problem": "timeout", "seconds": limit}}
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        how = (f"killed by signal {{signal.Signals(os.WTERMSIG(status)).name}}" if os.WIFSIGNALED(status)
+               else f"its process exited with code {{os.WEXITSTATUS(status)}} before its report")
+        return {{"index": index, "problem": "ended", "detail": how}}
+    lines = data.split(b"\\n")
+    if len(lines) != 2 or lines[1]:
+        return {{"index": index, "problem": "forged" if len(lines) > 2 else "no-report"}}
+    try:
+        found = json.loads(lines[0])
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        return {{"index": index, "problem": "no-report"}}
+    found["index"], found["seconds"] = index, round(seconds, 3)
+    return found
+
+
+def run_each():
+    """Every candidate in a forked child of its own, one at a time, each report written as it ends."""
+    if len(SOURCES) > 1:
+        warm_up()
+        # What is loaded now stays: no child's collections walk it (pytest collects garbage at each end).
+        gc.collect()
+        gc.freeze()
+    first = None
+    for index in range(len(SOURCES)):
+        if index and START_WITHIN is not None and time.monotonic() - BEGAN > START_WITHIN:
+            report({{"index": index, "problem": "unrun"}})
+            continue
+        limit = EACH if first is None or PACE is None else min(EACH, max(PACE_FLOOR, PACE * first))
+        reader, writer = os.pipe()
+        started = time.monotonic()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # out of processes (what an earlier candidate left is killed, not yet reaped)
+            os.close(reader)
+            os.close(writer)
+            report({{"index": index, "problem": "ended", "detail": f"its process could not start: {{exc}}"}})
+            continue
+        if pid == 0:
+            os.close(reader)
+            child(index, writer)
+        os.close(writer)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
+        ended, status, data = wait_for(pid, reader, started + limit)
+        os.close(reader)
+        seconds = time.monotonic() - started
+        first = seconds if first is None else first
+        report(verdict(index, ended, status, data, seconds, limit))
+
+
+if FORK:
+    run_each()
+else:
+    report(run_tests([]))
 '''
+
+
+@dataclass(frozen=True)
+class Each:
+    """How a job of several candidates runs each one (`ProjectTests.run_many`)."""
+
+    seconds: float
+    """Wall-clock seconds one candidate's run may take; one that runs longer is killed (its `problem`)."""
+    stop_at_first_failure: bool = True
+    pace: float | None = None
+    """When set: a candidate after the first may take at most this many times as long as the first did (at
+    least PACE_FLOOR seconds, at most `seconds`)."""
+    start_within: float | None = None
+    """When set: no candidate after the first starts once the job has run this many seconds."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +362,9 @@ class TestsRun:
     """One sentence: pytest is missing, the run timed out, the job did not report."""
     lines_run: frozenset[int] = frozenset()
     """Lines of the candidate module the tests ran."""
+    unrun: bool = False
+    """A candidate of `ProjectTests.run_many` that was not started: the time it allowed was up (`problem`
+    says so). Its tests neither passed nor failed."""
 
     @property
     def ok(self) -> bool:
@@ -185,23 +388,27 @@ def _kept_addopts(words: tuple[str, ...]) -> list[str]:
     return kept
 
 
-def tests_job(found: ModuleImport, candidate: str, selection: TestSelection, timeout: float,
-              mark: str = REPORT_MARK) -> Job:
+def tests_job(found: ModuleImport, candidate: str | Sequence[str], selection: TestSelection, timeout: float,
+              mark: str = REPORT_MARK, *, each: Each | None = None) -> Job:
     """A job running `selection` with pytest against `candidate`, the module at `found` with a new body;
-    its report line starts with `mark`."""
+    its report line starts with `mark`. With `each`, `candidate` is several candidates, each run in a child
+    process of its own (`Each`), one report line per candidate, in order, each carrying its index."""
     config = pytest_config(found.path.parent, found.root)
     args = _kept_addopts(config.addopts if config else ())
+    sources = [candidate] if isinstance(candidate, str) else list(candidate)
     program = _DRIVER.format(
         name=found.name, rel=found.path.relative_to(found.root).as_posix(), package=found.is_package,
-        source=candidate, tests=list(selection.node_ids), args=args,
-        max_failures=MAX_FAILURES, failure_chars=FAILURE_CHARS, mark=mark)
+        sources=sources, tests=list(selection.node_ids), args=args,
+        max_failures=MAX_FAILURES, failure_chars=FAILURE_CHARS, mark=mark, pace_floor=PACE_FLOOR,
+        each=(False, False, timeout, None, None) if each is None else
+        (True, each.stop_at_first_failure, each.seconds, each.pace, each.start_within))
     return Job(source=program, filename="project_tests.py", doctest_targets=(), timeout=timeout,
-               output_limit=64 * 1024, project_root=found.root, import_paths=found.import_paths)
+               output_limit=64 * 1024 * len(sources), project_root=found.root,
+               import_paths=found.import_paths)
 
 
-def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection,
-                   mark: str = REPORT_MARK) -> TestsRun:
-    """The report line the job printed (the one line starting with `mark`), or why there is none."""
+def _job_problem(result: RunResult, selection: TestSelection) -> TestsRun | None:
+    """Why a job that did not end well has no report to read (None when it ended well)."""
     files = ", ".join(selection.files)
     if result.status == "timeout":
         return TestsRun(problem=f"the project's tests ({files}) did not finish within the time allowed "
@@ -211,23 +418,36 @@ def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection
     if result.status != "ok":  # the program ended before its own end: whatever it printed is not a report
         why = result.detail or (result.module_error.message if result.module_error else result.status)
         return TestsRun(problem=f"the project's tests ({files}) ended early: {' '.join(str(why).split())}")
-    reports = [line[len(mark):] for line in result.stdout.splitlines() if line.startswith(mark)]
-    if len(reports) > 1:
-        return TestsRun(problem=f"the project's tests ({files}) gave no report: the code under test wrote "
-                                "into the report channel")
-    try:
-        found = json.loads(reports[0]) if reports else None
-    except ValueError:
-        found = None
-    if not isinstance(found, dict):
-        why = result.detail or (result.module_error.message if result.module_error else result.status)
-        return TestsRun(problem=f"the project's tests ({files}) could not be run: "
-                                f"{' '.join(str(why).split())}")
+    return None
+
+
+def _reports(result: RunResult, mark: str) -> list[object]:
+    """The job's report lines (those starting with `mark`), parsed (None for one that is not JSON)."""
+    found: list[object] = []
+    for line in result.stdout.splitlines():
+        if line.startswith(mark):
+            try:
+                found.append(json.loads(line[len(mark):]))
+            except ValueError:
+                found.append(None)
+    return found
+
+
+def _forged(selection: TestSelection) -> TestsRun:
+    return TestsRun(problem=f"the project's tests ({', '.join(selection.files)}) gave no report: the code "
+                            "under test wrote into the report channel")
+
+
+def _job_error(found: dict[str, Any], interpreter: str, selection: TestSelection) -> TestsRun:
+    """A report saying the tests could not run at all (no pytest, the project not visible)."""
     if found.get("error") == "no-pytest":
         return TestsRun(problem=f"pytest is not installed for {interpreter}, so the project's tests "
-                                f"({files}) were not run")
-    if "error" in found:
-        return TestsRun(problem=f"the project's tests could not be run: {found['error']}")
+                                f"({', '.join(selection.files)}) were not run")
+    return TestsRun(problem=f"the project's tests could not be run: {found['error']}")
+
+
+def _from_report(found: dict[str, Any]) -> TestsRun:
+    """What one report line says the tests found."""
     failures = tuple(TestFailure(*(str(f.get(key, "")) for key in ("test", "when", "text", "crash")))
                      for f in found.get("failures", []) if isinstance(f, dict))
     counts = (int(found.get(key, 0)) for key in ("passed", "failed", "skipped"))
@@ -235,6 +455,74 @@ def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection
                 if isinstance(pair, list) and len(pair) == 2)
     lines = frozenset(n for n in found.get("lines", []) if isinstance(n, int))
     return TestsRun(*counts, failures=failures, failed_ids=ids, lines_run=lines)
+
+
+def read_tests_run(result: RunResult, interpreter: str, selection: TestSelection,
+                   mark: str = REPORT_MARK) -> TestsRun:
+    """The report line the job printed (the one line starting with `mark`), or why there is none."""
+    files = ", ".join(selection.files)
+    problem = _job_problem(result, selection)
+    if problem is not None:
+        return problem
+    reports = _reports(result, mark)
+    if len(reports) > 1:
+        return _forged(selection)
+    found = reports[0] if reports else None
+    if not isinstance(found, dict):
+        why = result.detail or (result.module_error.message if result.module_error else result.status)
+        return TestsRun(problem=f"the project's tests ({files}) could not be run: "
+                                f"{' '.join(str(why).split())}")
+    if "error" in found:
+        return _job_error(found, interpreter, selection)
+    return _from_report(found)
+
+
+def read_tests_runs(result: RunResult, interpreter: str, selection: TestSelection, count: int,
+                    mark: str = REPORT_MARK) -> list[TestsRun]:
+    """The reports of a job that ran `count` candidates (`tests_job` with `each`), one TestsRun each, in
+    order: a candidate with no report line, or with more than one (the code under test wrote into the
+    report channel), has none; a job that did not end well, or that could not run the tests at all, gives
+    every candidate the same problem."""
+    problem = _job_problem(result, selection)
+    if problem is not None:
+        return [problem] * count
+    reports = _reports(result, mark)
+    errors = [found for found in reports if isinstance(found, dict) and "error" in found]
+    if errors:
+        return [_job_error(errors[0], interpreter, selection)] * count
+    by_index: dict[int, list[dict[str, Any]]] = {}
+    for report in reports:
+        index = report.get("index") if isinstance(report, dict) else None
+        if isinstance(report, dict) and isinstance(index, int) and not isinstance(index, bool):
+            by_index.setdefault(index, []).append(report)
+    runs: list[TestsRun] = []
+    for index in range(count):
+        lines = by_index.get(index, [])
+        if len(lines) > 1:
+            runs.append(_forged(selection))
+        elif lines and lines[0].get("problem") == "unrun":
+            runs.append(TestsRun(problem=f"the project's tests ({', '.join(selection.files)}) were not run: "
+                                         "the time allowed for the candidates was up", unrun=True))
+        elif not lines or lines[0].get("problem") is not None:
+            found = lines[0] if lines else {"problem": "no-report"}
+            runs.append(TestsRun(problem=_candidate_problem(found["problem"], found, selection)))
+        else:
+            runs.append(_from_report(lines[0]))
+    return runs
+
+
+def _candidate_problem(kind: object, found: dict[str, Any], selection: TestSelection) -> str:
+    """The sentence for a candidate whose run the job could not read (`kind` as the driver says)."""
+    files = ", ".join(selection.files)
+    if kind == "timeout":
+        seconds = found.get("seconds")
+        allowed = f" ({seconds:.1f} s)" if isinstance(seconds, int | float) else ""
+        return f"the project's tests ({files}) did not finish within the time allowed{allowed}"
+    if kind == "ended":
+        return f"the project's tests ({files}) ended early: {' '.join(str(found.get('detail', '')).split())}"
+    if kind == "forged":
+        return _forged(selection).problem or ""
+    return f"the project's tests ({files}) could not be run: they gave no report"
 
 
 def tests_headline(run: TestsRun) -> str:
@@ -278,6 +566,33 @@ class ProjectTests:
         mark = f"{REPORT_MARK.rstrip(': ')}-{secrets.token_hex(12)}: "
         result = sandbox.run(tests_job(self.found, candidate, self.selection, self.timeout, mark), cancel)
         return read_tests_run(result, self.interpreter, self.selection, mark), result
+
+    def run_many(self, sandbox: Sandbox, candidates: Sequence[str], cancel: threading.Event | None = None, *,
+                 stop_at_first_failure: bool = True, each_seconds: float | None = None,
+                 pace: float | None = None, start_within: float | None = None) -> list[TestsRun]:
+        """The tests run against each of `candidates` in ONE sandbox job (one interpreter and pytest start):
+        what they found for each, in order. Each candidate runs in a child process of its own, forked after
+        pytest and its plugins were loaded, so whatever one does (hang, crash, change the interpreter's
+        state) cannot reach the next; one that could not be read has `problem` set.
+
+        `stop_at_first_failure`: a candidate's run stops at its first failing test (all a mutant needs);
+        `each_seconds`: how long one candidate's run may take (default: the `test_timeout` one run has);
+        `pace`: when set, a candidate after the first may take at most this many times as long as the first
+        did (never less than PACE_FLOOR seconds): with the body itself first, a mutant that hangs costs a
+        few of its runs, not a whole `test_timeout`; `start_within`: no candidate after the first starts once
+        the job has run this many seconds (those left have `unrun` set)."""
+        if not candidates:
+            return []
+        mark = f"{REPORT_MARK.rstrip(': ')}-{secrets.token_hex(12)}: "
+        each = Each(each_seconds if each_seconds is not None else self.timeout, stop_at_first_failure, pace,
+                    start_within)
+        # the job's own start and pytest's loading may take what one run may; then each candidate its own
+        timeout = self.timeout + each.seconds * len(candidates)
+        if start_within is not None:  # no candidate starts after that: the last one started may take its own
+            timeout = min(timeout, self.timeout + start_within + each.seconds)
+        job = tests_job(self.found, candidates, self.selection, timeout, mark, each=each)
+        result = sandbox.run(job, cancel)
+        return read_tests_runs(result, self.interpreter, self.selection, len(candidates), mark)
 
     def describe(self, run: TestsRun, coverage: Coverage) -> str:
         """'12 tests (tests/test_lists.py; 7 of 9 body lines run)'."""

@@ -34,6 +34,7 @@ SAMPLES = {
     "history_window": ("1", 1),
     "iterator_examples": ("false", False),
     "min_caught": ("0.5", 0.5),
+    "max_mutants": ("20", 20),
     "sandbox": ("docker", "docker"),
     "job_timeout": ("4", 4.0),
     "project_tests": ("false", False),

@@ -67,7 +67,7 @@ def test_only_the_first_answer_is_prefilled_so_a_retry_can_write_a_helper_beside
     openai_server.queue("    return a - b\n```")
     openai_server.queue("```python\ndef _plus(a, b):\n    return a + b\n\n\n"
                         f"{HEAD}    return _plus(a, b)\n```")
-    _, outcome = run(openai_server, sandbox, module_file, answer_prefill="always", min_caught=0.0)
+    _, outcome = run(openai_server, sandbox, module_file, answer_prefill="always", max_mutants=0)
     assert outcome.status == "passed" and outcome.attempts == 2, outcome.message
     first, retry = openai_server.chat_requests
     assert first.messages[-1]["role"] == "assistant"

@@ -36,7 +36,7 @@ NOTE = "Your last answer repeated code that already failed"
 class CountingSandbox:
     """The real sandbox, remembering the module of every job that ran doctests (the import check before a
     run runs none), in the warm sandbox and in a fresh one (the re-check of a passing body). The runs count
-    the loop's attempts, so the tests here turn the mutants of a passing body off (`min_caught = 0`)."""
+    the loop's attempts, so the tests here turn the mutants of a passing body off (`max_mutants = 0`)."""
 
     def __init__(self, inner: Sandbox) -> None:
         self.inner, self.name = inner, inner.name
@@ -73,7 +73,7 @@ def module_file(tmp_path: Path) -> Path:
 def test_code_already_tried_is_not_run_again_and_the_next_request_says_so(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG, RIGHT)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0, retry_temperature=0.5)
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0, retry_temperature=0.5)
     assert outcome.status == "passed" and outcome.attempts == 3  # the repeat used up an attempt
     first, second, third = finished_attempts(events)
     assert (first.repeated, second.repeated, third.repeated) == (None, 1, None)
@@ -93,7 +93,7 @@ def test_code_already_tried_is_not_run_again_and_the_next_request_says_so(
 def test_spacing_blank_lines_and_comments_do_not_make_code_new(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG_RELAID, RIGHT)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0)
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0)
     assert outcome.status == "passed"
     assert [attempt.repeated for attempt in finished_attempts(events)] == [None, 1, None]
     assert counted.runs_of("a-b") == 0 and counted.runs_of("a - b") == 1
@@ -102,7 +102,7 @@ def test_spacing_blank_lines_and_comments_do_not_make_code_new(
 def test_a_different_answer_is_run_as_usual(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG_TOO, RIGHT)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0, retry_temperature=0.5)
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0, retry_temperature=0.5)
     assert outcome.status == "passed"
     assert [attempt.repeated for attempt in finished_attempts(events)] == [None, None, None]
     assert counted.runs_of("a - b") == counted.runs_of("a * b") == counted.runs_of("a + b") == 1
@@ -116,7 +116,7 @@ def test_a_different_answer_is_run_as_usual(
 def test_every_repeat_in_a_row_samples_hotter_up_to_1_and_each_request_has_its_own_seed(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG, WRONG, WRONG, RIGHT)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0, max_attempts=5,
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0, max_attempts=5,
                           retry_temperature=0.5)
     assert outcome.status == "passed"
     assert [attempt.repeated for attempt in finished_attempts(events)] == [None, 1, 1, 1, None]
@@ -128,7 +128,7 @@ def test_every_repeat_in_a_row_samples_hotter_up_to_1_and_each_request_has_its_o
 def test_a_retry_temperature_above_1_is_kept_after_a_repeat(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG, RIGHT)
-    run(openai_server, counted, module_file, min_caught=0.0, retry_temperature=1.2)
+    run(openai_server, counted, module_file, max_mutants=0, retry_temperature=1.2)
     assert [request.body["temperature"] for request in openai_server.chat_requests] == [0.0, 1.2, 1.2]
 
 
@@ -136,7 +136,7 @@ def test_a_fix_that_returns_the_current_body_repeats_it_and_is_asked_again_in_th
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     module_file.write_text(MODULE.replace("    ...\n", "    return a - b\n"))
     openai_server.queue(WRONG, RIGHT)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0, from_current_body=True,
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0, from_current_body=True,
                           restart_after=2)
     assert outcome.status == "passed" and outcome.attempts == 2
     assert modes(events) == ["check", "fix", "fix"]
@@ -155,7 +155,7 @@ def test_a_fix_that_returns_the_current_body_repeats_it_and_is_asked_again_in_th
 def test_the_history_records_a_repeat_as_an_attempt_that_names_what_it_repeated(
         openai_server: FakeOpenAI, counted: CountingSandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG, RIGHT)
-    run(openai_server, counted, module_file, min_caught=0.0)
+    run(openai_server, counted, module_file, max_mutants=0)
     records = History().attempts(module_file, "add")
     assert [(r.attempt, r.verdict) for r in records] == [(3, "passed"), (2, "failed"), (1, "failed")]
     assert records[1].first_error_line == "repeated attempt 1 (not run again)"
@@ -167,7 +167,7 @@ def test_code_the_sandbox_killed_is_run_again_when_it_comes_back(
     """A killed job may be the worker's fault rather than the code's: its code gets a second run."""
     dies = "```python\ndef add(a, b):\n    import os\n    os._exit(3)\n```"
     openai_server.queue(dies, dies)
-    events, _ = run(openai_server, counted, module_file, min_caught=0.0, max_attempts=2)
+    events, _ = run(openai_server, counted, module_file, max_mutants=0, max_attempts=2)
     assert [(a.verdict, a.repeated) for a in finished_attempts(events)] == [("killed", None)] * 2
     assert counted.runs_of("os._exit(3)") == 2
 
@@ -180,7 +180,7 @@ def test_the_bench_report_counts_a_repeat_that_differs_only_in_layout(
     task = BenchTask("humaneval", "T/0", "add", prompt, hidden_test="assert add(2, 2) == 4\n",
                      reference=prompt + "    return a + b\n")
     openai_server.queue(WRONG, WRONG_RELAID, WRONG_TOO)
-    with Engine(settings_for(openai_server, min_caught=0.0), sandbox=counted) as engine:
+    with Engine(settings_for(openai_server, max_mutants=0), sandbox=counted) as engine:
         record = fold_events(task, capsule, engine.generate(capsule))
     diagnosis = diagnose([record])
     assert (diagnosis.retries, diagnosis.repeated) == (2, 1)
@@ -198,7 +198,7 @@ def test_a_body_that_passes_only_in_the_warm_sandbox_is_not_called_passed(
     for _ in range(40):  # the warm sandbox's process numbers climb past 40
         counted.inner.run(Job(source="pass", project_root=module_file.parent))
     openai_server.queue(PASSES_ONLY_IN_A_WORN_SANDBOX)
-    events, outcome = run(openai_server, counted, module_file, min_caught=0.0, max_attempts=1)
+    events, outcome = run(openai_server, counted, module_file, max_mutants=0, max_attempts=1)
     assert outcome.status != "passed"
     [attempt] = finished_attempts(events)
     assert "passed in the warm sandbox but not in a fresh one" in attempt.headline

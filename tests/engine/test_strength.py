@@ -1,7 +1,7 @@
-"""What "passed" promises: a body is passed only when its examples and tests catch enough of its small
-changes (mutants); otherwise it is passed_loosely, kept, with the changes they miss and examples that would
-catch them. End to end: the real openai client and the scripted server, the real default sandbox, the real
-CLI in a subprocess."""
+"""What "passed" promises: every passing body's small changes (mutants) run against its examples and tests;
+the result says how many they catch, names the changes that still pass and offers examples that would catch
+them. With `min_caught` set, a body below it is passed_loosely: kept, exit 5. End to end: the real openai
+client and the scripted server, the real default sandbox, the real CLI in a subprocess."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ PINNED = FEES.replace('''    >>> late_fee(3)
 
 @pytest.fixture
 def fees(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\nmodel_retries = 1\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\nmodel_retries = 1\n"
+                                             "min_caught = 0.8\n")
     path = tmp_path / "fees.py"
     path.write_text(FEES)
     return path
@@ -66,7 +67,7 @@ def generate(server: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]
 def test_a_body_pinned_by_one_weak_example_is_passed_loosely_with_its_survivors(
         openai_server: FakeOpenAI, sandbox: Sandbox, fees: Path) -> None:
     openai_server.queue(CAPPED)
-    _, outcome = run(openai_server, sandbox, fees, "late_fee")
+    _, outcome = run(openai_server, sandbox, fees, "late_fee", min_caught=0.8)
     assert outcome.status == "passed_loosely"
     assert outcome.new_source is not None and "return 10.0" in outcome.new_source  # kept, as asked
     strength = outcome.strength
@@ -100,9 +101,20 @@ def test_a_body_whose_examples_catch_its_changes_is_passed(
     assert f"they catch {outcome.strength.caught} of {outcome.strength.run} small changes" in outcome.message
 
 
-def test_min_caught_zero_turns_the_check_off(openai_server: FakeOpenAI, sandbox: Sandbox, fees: Path) -> None:
+def test_by_default_a_loosely_pinned_body_is_passed_naming_what_survives_with_suggested_examples(
+        openai_server: FakeOpenAI, sandbox: Sandbox, fees: Path) -> None:
     openai_server.queue(CAPPED)
-    _, outcome = run(openai_server, sandbox, fees, "late_fee", min_caught=0.0)
+    _, outcome = run(openai_server, sandbox, fees, "late_fee")  # min_caught 0: docs/results/strength
+    assert outcome.status == "passed"
+    assert outcome.strength is not None and outcome.strength.caught < outcome.strength.run
+    assert "small changes; still passing: line 10: " in outcome.message
+    assert outcome.strength.suggested
+
+
+def test_max_mutants_zero_turns_the_check_off(
+        openai_server: FakeOpenAI, sandbox: Sandbox, fees: Path) -> None:
+    openai_server.queue(CAPPED)
+    _, outcome = run(openai_server, sandbox, fees, "late_fee", max_mutants=0, min_caught=0.8)
     assert outcome.status == "passed" and outcome.strength is None
 
 
@@ -165,7 +177,7 @@ def test_check_strength_names_a_loosely_pinned_function_and_exits_5(fees: Path) 
     done = subprocess.run([sys.executable, "-m", "pycapsule", "check", str(fees), "--strength"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == ExitCode.PASSED_LOOSELY, done.stdout + done.stderr
-    assert "strength: LOOSE: they catch" in done.stdout and "line 11: `10.0` -> " in done.stdout
+    assert "strength: LOOSE: they catch" in done.stdout and "; still passing: line 10: " in done.stdout
     assert done.stdout.splitlines()[-1] == "1 passed (1 loosely), 0 failed, 0 not verified, 0 stubs"
     plain = subprocess.run([sys.executable, "-m", "pycapsule", "check", str(fees)], capture_output=True,
                            text=True, timeout=120)
@@ -182,3 +194,13 @@ def test_check_strength_json_gives_each_passing_functions_strength(fees: Path) -
     strength = function["strength"]
     assert strength["caught"] / strength["run"] >= 0.8 and strength["pinned"] is True
     assert document["exit_code"] == 0 == done.returncode
+
+
+def test_by_default_generate_exits_0_and_still_names_what_the_examples_miss(
+        openai_server: FakeOpenAI, fees: Path) -> None:
+    (fees.parent / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\n")
+    openai_server.queue(CAPPED)
+    done = generate(openai_server, f"{fees}::late_fee", "--write")
+    assert done.returncode == 0, done.stderr
+    assert "passed: late_fee: 1 example pass after 1 attempt(s); they catch " in done.stderr
+    assert "still passing: line 10: " in done.stderr and ">>> late_fee(" in done.stderr

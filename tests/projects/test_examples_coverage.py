@@ -29,7 +29,7 @@ ONE_LINE = "```python\ndef grade(score):\n    return 'ABCF'[(score < 90) + (scor
 ], ids=["examples run little of the body: weakly verified", "examples run all of it: said as before"])
 def test_what_the_examples_ran_of_a_body_is_said_when_it_is_little(
         tmp_path: Path, project: Path, fake: FakeOpenAI, answer: str, verified_by: str, weak: bool) -> None:
-    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmin_caught = 0\n")
+    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmax_mutants = 0\n")
     module = project / "grades.py"
     module.write_text(GRADE)
     fake.queue(answer)
@@ -44,6 +44,7 @@ def test_what_the_examples_ran_of_a_body_is_said_when_it_is_little(
                          ids=["examples run little of it", "examples run all of it"])
 def test_one_example_pins_neither_body_down_however_much_of_it_ran(
         tmp_path: Path, project: Path, fake: FakeOpenAI, answer: str) -> None:
+    (project / "pyproject.toml").write_text("[tool.pycapsule]\nmin_caught = 0.8\n")
     module = project / "grades.py"
     module.write_text(GRADE)
     fake.queue(answer)

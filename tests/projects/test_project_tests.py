@@ -142,6 +142,8 @@ def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
 
 def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_miss(
         tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    (project / "pyproject.toml").write_text('[project]\nname = "stats"\nversion = "0"\n\n'
+                                            "[tool.pycapsule]\nmin_caught = 0.8\n")
     with stats.open("a") as module:
         module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
     with (project / "tests/test_core.py").open("a") as tests:
@@ -167,7 +169,7 @@ def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_
 def test_tests_that_run_little_of_a_body_verify_it_only_weakly_without_the_mutants(
         tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
     (project / "pyproject.toml").write_text('[project]\nname = "stats"\nversion = "0"\n\n'
-                                            "[tool.pycapsule]\nmin_caught = 0\n")
+                                            "[tool.pycapsule]\nmax_mutants = 0\n")
     with stats.open("a") as module:
         module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
     with (project / "tests/test_core.py").open("a") as tests:

@@ -365,3 +365,14 @@ def test_every_function_of_a_real_module_gives_compiling_mutants_changed_only_in
             assert changed[: first - 1] == lines[: first - 1], mutant.change
             assert changed[len(changed) - len(after) :] == after or not after, mutant.change
             assert first <= mutant.line <= node.end_lineno and "\n" not in mutant.change
+
+
+def test_a_long_change_is_shown_around_where_it_differs() -> None:
+    source = module("""
+        def f(left, right):
+            return sum(x * 2 for x in left if x > 0) - sum(y * 3 for y in right if y > 0)
+    """)
+    [shown] = [c for c in changes(source, operator="arithmetic") if "sum(y" in c and c.count("sum") == 2]
+    before, after = shown.split(" -> ")
+    assert before != after and ") - sum(" in before and ") + sum(" in after
+    assert len(before) <= 64 and before.startswith("`…")

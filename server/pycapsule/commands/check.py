@@ -310,10 +310,11 @@ def function_lines(function: FunctionReport, said: Verdict, path: str, name: str
 def strength_lines(strength: Strength | None, loose: bool, asked: bool) -> list[str]:
     """`--strength`: what the examples and tests of a passing function make of its small changes."""
     if strength is None:
-        return ["  strength: not measured (min_caught = 0 turns it off)"] if asked else []
-    if not loose:
+        return ["  strength: not measured (max_mutants = 0 turns it off)"] if asked else []
+    if not strength.survivors:
         return [f"  strength: {strength.describe()}"]
-    lines = [f"  strength: LOOSE: {strength.describe()}; still passing: {strength.survivors_text()}"]
+    lines = [f"  strength: {'LOOSE: ' if loose else ''}{strength.describe()}; still passing: "
+             f"{strength.survivors_text()}"]
     if strength.suggested:
         lines.append("  examples that would pin it down, with this body's own results (check each value):")
         lines += [f"    {line}" for example in strength.suggested for line in example.doctest().splitlines()]

@@ -2,9 +2,10 @@
 
 A mutant is caught when its examples fail (or it crashes, hangs past the body's own time many times over,
 or runs out of memory) or, when its examples still pass, the project's tests fail. A mutant on a line that
-neither the examples nor the tests ran cannot behave differently there, so it survives without a run. Every
-run is a job in the warm sandbox under the body's own limits; the time a check may take is bounded
-(`Budget`), and what was left unrun is said (`Strength.capped`).
+neither the examples nor the tests ran cannot behave differently there, so it survives without a run. The
+examples run a job per mutant in the warm sandbox under the body's own limits; the mutants the tests judge
+run in one job (`ProjectTests.run_many`: pytest starts once, each mutant in a forked run). The time a check
+may take is bounded (`Budget`), and what was left unrun is said (`Strength.capped`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class Budget:
 
     mutants: int = 60
     seconds: float = 20.0
-    tests_runs: int = 12
-    """Mutants run against the project's tests (each a pytest start) at most."""
+    tests_runs: int = 40
+    """Mutants run against the project's tests at most: all in one job (one pytest start, then a forked run
+    each, `ProjectTests.run_many`), the body itself first."""
     slowdown: float = 20.0
     """A mutant's examples may take this many times the body's own time, at least `min_timeout` (a warm job
     takes ~10 ms): one that takes longer behaves differently (most often it loops), and is caught."""
@@ -113,9 +115,10 @@ def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, example
     # nothing ran these lines: no example or test can tell their changes, which survive without a run
     unrun = [m for m in found.mutants if lines_run and m.line in statements and m.line not in lines_run]
     survivors: list[Mutant] = list(unrun)
-    judged, caught, tests_runs = len(unrun), 0, 0
+    judged, caught = len(unrun), 0
+    for_tests: list[Mutant] = []  # their examples pass (or they have none): the project's tests judge them
     for mutant in found.mutants:
-        if (cancel is not None and cancel.is_set()) or time.monotonic() - began > budget.seconds:
+        if _stopped(cancel) or time.monotonic() - began > budget.seconds:
             break
         if mutant in unrun:
             continue
@@ -124,18 +127,20 @@ def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, example
             caught += 1
             continue
         if tests is not None:
-            if tests_runs >= budget.tests_runs:
-                continue
-            tests_runs += 1
-            run, _ = tests.run(sandbox, mutant.source, cancel)
-            if not run.ok:
-                judged += 1
-                caught += 1
-                continue
-        elif not examples:
+            if len(for_tests) < budget.tests_runs:
+                for_tests.append(mutant)
+            continue
+        if not examples:
             continue  # nothing can judge it (the caller checks that something does)
         judged += 1
         survivors.append(mutant)
+    if tests is not None and for_tests:
+        for mutant, passed in _tests_verdicts(sandbox, tests, source, for_tests, began, budget, cancel):
+            judged += 1
+            if passed:
+                survivors.append(mutant)
+            else:
+                caught += 1
     survivors.sort(key=found.mutants.index)
     strength = Strength(judged, caught, tuple(Survivor(m.line, m.change) for m in survivors), found.total,
                         time.monotonic() - began)
@@ -146,19 +151,48 @@ def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, 
            tests: ProjectTests | None, root: Path | None, lines_run: frozenset[int] = frozenset(),
            body_seconds: float = 0.0, cancel: threading.Event | None = None) -> Strength | None:
     """What `generate`, the editor and `check --strength` say of a passing body: its strength and, when it
-    is loosely pinned, examples that would catch what survives. None when the check is off (`min_caught` 0)
-    or nothing checks the body (no example runs and no test passed)."""
-    if settings.min_caught <= 0 or not (examples or tests is not None):
+    has survivors, examples that would catch them. None when the check is off (`max_mutants` 0) or nothing
+    checks the body (no example runs and no test passed)."""
+    if settings.max_mutants <= 0 or not (examples or tests is not None):
         return None
     strength, survivors = measure_strength(sandbox, capsule, source, examples=examples, tests=tests,
                                            lines_run=lines_run, body_seconds=body_seconds,
-                                           job_timeout=settings.job_timeout, root=root, cancel=cancel)
+                                           job_timeout=settings.job_timeout, root=root, cancel=cancel,
+                                           budget=Budget(mutants=settings.max_mutants))
     cancelled = cancel is not None and cancel.is_set()
-    if survivors and not strength.pinned(settings.min_caught) and not cancelled:
+    if survivors and not cancelled:
         suggested = suggest_examples(sandbox, capsule, source, survivors,
                                      timeout=min(settings.job_timeout, Budget().probe_timeout), cancel=cancel)
         strength = replace(strength, suggested=tuple(suggested))
     return strength
+
+
+def _tests_verdicts(sandbox: Sandbox, tests: ProjectTests, source: str, mutants: list[Mutant], began: float,
+                    budget: Budget, cancel: threading.Event | None) -> list[tuple[Mutant, bool]]:
+    """Each of `mutants` the project's tests judged in the time left: whether they still pass on it.
+
+    One job runs them all, the body itself first (`ProjectTests.run_many`): its run says how long one takes
+    (a mutant may take `budget.slowdown` times that) and that the job's runs can be trusted. When the body
+    does not pass there (a plugin that does not survive the job's forks), each mutant runs in a job of its
+    own, as long as the time lasts. Mutants not run in time are left out (unjudged)."""
+    left = budget.seconds - (time.monotonic() - began)
+    if _stopped(cancel) or left <= 0:
+        return []
+    body, *runs = tests.run_many(sandbox, [source, *(m.source for m in mutants)], cancel,
+                                 pace=budget.slowdown, start_within=left)
+    if body.ok:
+        return [(mutant, run.ok) for mutant, run in zip(mutants, runs, strict=True) if not run.unrun]
+    verdicts = []
+    for mutant in mutants:
+        if _stopped(cancel) or time.monotonic() - began > budget.seconds:
+            break
+        run, _ = tests.run(sandbox, mutant.source, cancel)
+        verdicts.append((mutant, run.ok))
+    return verdicts
+
+
+def _stopped(cancel: threading.Event | None) -> bool:
+    return cancel is not None and cancel.is_set()
 
 
 def _passes_examples(sandbox: Sandbox, capsule: Capsule, source: str, timeout: float, root: Path | None,

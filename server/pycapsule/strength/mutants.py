@@ -226,8 +226,7 @@ class _Mutator:
         (start, end), (shown_start, shown_end) = span or self.span(node), self.span(shown or node)
         before = self.source[shown_start:shown_end]
         after = self.source[shown_start:start] + text + self.source[end:shown_end]
-        change = f"`{_shortened(before)}` -> `{_shortened(after)}`"
-        return _Edit(operator, node.lineno, start, end, text, change)
+        return _Edit(operator, node.lineno, start, end, text, _change_text(before, after))
 
     def _parenthesized(self, node: ast.AST) -> bool:
         start, end = self.span(node)
@@ -441,6 +440,24 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 def _is_none(node: ast.expr | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value is None)
+
+
+def _change_text(before: str, after: str) -> str:
+    """"`before` -> `after`", each side shortened around where the two differ, so the change stays in sight
+    ('`sum(a) - sum(b)` -> `sum(a) + sum(b)`' cut in its middle would show two equal texts)."""
+    before, after = " ".join(before.split()), " ".join(after.split())
+    if max(len(before), len(after)) <= _SHOWN_LENGTH:
+        return f"`{before}` -> `{after}`"
+    start = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+                 min(len(before), len(after)))
+    cut = max(0, start - _SHOWN_LENGTH // 3)
+    return f"`{_window(before, cut)}` -> `{_window(after, cut)}`"
+
+
+def _window(text: str, cut: int) -> str:
+    """At most _SHOWN_LENGTH characters of `text` from `cut`, an ellipsis where it was cut."""
+    shown = text[cut:cut + _SHOWN_LENGTH - 2]
+    return ("…" if cut else "") + shown + ("…" if cut + len(shown) < len(text) else "")
 
 
 def _shortened(text: str) -> str:
