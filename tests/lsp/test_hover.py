@@ -35,6 +35,9 @@ HOSTILE_ANSWER = (
     "```python\ndef echo(text):\n"
     "    raise ValueError('[open](command:workbench.action.quit) ` **x**')\n```"
 )
+ADD_VERIFIED = re.compile(r"verified by 2 examples; they catch \d+ of \d+ small changes")
+"""What verified ADD_RIGHT, as the run's result says it: its examples, and how many of the body's small
+changes they catch (pycapsule.strength; tests/lsp/test_strength.py has a body they do not pin down)."""
 VSCODE_LINK = re.compile(r"\[([^\]]+)\]\(((?:https?://|command:|file:)[^)\s]+)(?: ([\"'])(.+?)(\3))?\)", re.I)
 """How VS Code finds links in a notification's text (src/vs/base/common/linkedText.ts)."""
 
@@ -65,7 +68,8 @@ async def test_hover_after_a_run_shows_the_attempts_newest_first(editor: Editor,
     assert "`Failed example: add(1, 2)`" in text, "the first line of the condensed error"
     assert "tokens" in text and " s" in text
     passed, failed = hover_items(hover)
-    assert passed.endswith("\nverified by 2 examples") and "verified" not in failed, "told on the result only"
+    assert ADD_VERIFIED.fullmatch(passed.split("\n")[-1]), passed
+    assert "verified" not in failed, "told on the result only"
     assert hover.range == types.Range(
         start=types.Position(line=DEF_LINE, character=4), end=types.Position(line=DEF_LINE, character=7)
     )
@@ -95,7 +99,7 @@ async def test_unsaved_buffers_show_only_their_own_runs_of_this_session(
         mine = await editor.hover(first, DEF_LINE, 5)
         assert mine is not None
         assert "**passed**" in mine.contents.value and "**failed**" in mine.contents.value
-        assert hover_items(mine)[0].endswith("\nverified by 2 examples")
+        assert ADD_VERIFIED.fullmatch(hover_items(mine)[0].split("\n")[-1])
         assert await editor.hover(second, DEF_LINE, 5) is None, "another buffer's runs"
     finally:
         await stop_editor(editor)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -304,12 +304,43 @@ def _workspace_edit(
                 )
             },
         )
-    plain: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
-        types.TextEdit(range=r, new_text=t) for r, t in ranges
-    ]
+    return plain_edit(server, uri, version, [types.TextEdit(range=r, new_text=t) for r, t in ranges])
+
+
+def plain_edit(server: LanguageServer, uri: str, version: int | None,
+               edits: Sequence[types.TextEdit]) -> types.WorkspaceEdit:
+    """Edits of one document for `version`: a versioned `TextDocumentEdit` where the client reads
+    `documentChanges`, else `changes` (which the client applies to whatever text it holds)."""
+    plain: _Edits = list(edits)
     if _supports_document_changes(server):
         return types.WorkspaceEdit(document_changes=[_document_edit(uri, version, plain)])
-    return types.WorkspaceEdit(changes={uri: list(plain)})  # type: ignore[arg-type]
+    return types.WorkspaceEdit(changes={uri: list(edits)})
+
+
+def replacement_edit(server: LanguageServer, uri: str, version: int | None, text: str,
+                     new_text: str) -> types.WorkspaceEdit:
+    """`text` (the document at `version`) made `new_text`, as one edit of the span between what they share
+    at the start and at the end. An insertion is slid back to the start of its line where the text allows
+    (whole lines inserted, not the end of one line and the start of the next)."""
+    start = _shared(len(text), len(new_text), lambda n: text[:n] == new_text[:n])
+    tail = _shared(len(text) - start, len(new_text) - start,
+                   lambda n: text[len(text) - n:] == new_text[len(new_text) - n:])
+    end, changed = len(text) - tail, new_text[start : len(new_text) - tail]
+    while start == end and changed and start > 0 and text[start - 1] not in "\r\n" \
+            and changed[-1] == text[start - 1]:
+        start, end, changed = start - 1, end - 1, changed[-1] + changed[:-1]
+    index = LineIndex(text, server.workspace.position_codec)
+    return plain_edit(server, uri, version, [types.TextEdit(range=index.range(start, end), new_text=changed)])
+
+
+def _shared(a: int, b: int, same: Callable[[int], bool]) -> int:
+    """The longest length n <= a, b with `same(n)` (true up to some length, false beyond): a binary search of
+    slices compared in C, not a loop over characters."""
+    low, high = 0, min(a, b)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if same(middle) else (low, middle - 1)
+    return low
 
 
 _Edits = list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]

@@ -19,6 +19,13 @@ edits made since without running anything: `known` gives a function's diagnostic
 its text is unchanged (the quick-fix does not depend on the client sending them back: Neovim keeps a
 diagnostic's old line after an edit above it, eglot sends none at the end of a line), and `republish` moves
 them after pycapsule's own edit (the applied function's are dropped: its doctests just passed).
+
+Each publication also carries the Information diagnostics of the document's loosely pinned functions
+(strength.py: a run passed them, but their examples and tests catch too few of their small changes), so one
+`publishDiagnostics` holds everything said about the document. In a document that has one, the user's
+edits republish too once typing pauses (`edited`), when those diagnostics moved or one ended (its function
+changed): the doctest diagnostics are then moved the same way, a changed function's dropped until the next
+check. A check that finds a function's doctests failing ends what strength.py keeps of it.
 """
 
 from __future__ import annotations
@@ -41,9 +48,10 @@ from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.doctest_keys import ModuleKeys
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
 from pycapsule.lsp.engines import Engines
-from pycapsule.lsp.positions import LineIndex
+from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.protocol import CANNOT_RUN_CODE, DIAGNOSTIC_CODE, DIAGNOSTIC_SOURCE
 from pycapsule.lsp.status import log
+from pycapsule.lsp.strength import Strengths
 from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
 
 DEBOUNCE_SECONDS = 0.2
@@ -108,14 +116,6 @@ def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
     return checked, {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
 
 
-def lines_text(index: LineIndex, first_line: int, end_line: int) -> str:
-    """The text of 1-based lines first_line..end_line (a function's, from its first decorator)."""
-    starts = index.starts
-    start = starts[min(max(first_line - 1, 0), len(starts) - 1)]
-    end = starts[end_line] if end_line < len(starts) else len(index.text)
-    return index.text[start:end]
-
-
 def _moved(diagnostic: types.Diagnostic, lines: int) -> types.Diagnostic:
     """A copy `lines` lines further down (up when negative), with what it relates to inside the function."""
     moved = copy.deepcopy(diagnostic)
@@ -148,17 +148,24 @@ class _Stopped(Exception):
 
 
 class DoctestDiagnostics:
-    def __init__(self, server: LanguageServer, configuration: Configuration, engines: Engines) -> None:
+    def __init__(
+        self, server: LanguageServer, configuration: Configuration, engines: Engines, strengths: Strengths
+    ) -> None:
         self._server = server
         self._configuration = configuration
         self._engines = engines
+        self._strengths = strengths
         self._results: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._checking: dict[str, tuple[asyncio.Task[None], threading.Event]] = {}
         """The running check of each document, and the event that stops it."""
         self._again: set[str] = set()
         self._published: dict[str, _Published] = {}
-        """What each document's last published diagnostics say, per function (see `known`)."""
+        """What each document's last published doctest diagnostics say, per function (see `known`)."""
+        self._sent: dict[str, list[types.Diagnostic]] = {}
+        """The loose-body diagnostics each document's last (non-empty) publication carried."""
+        self._refresh: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
 
     def schedule(self, uri: str) -> None:
@@ -188,18 +195,36 @@ class DoctestDiagnostics:
             self._start(uri)
 
     def forget(self, uri: str) -> None:
-        if (handle := self._pending.pop(uri, None)) is not None:
-            handle.cancel()
+        for pending in (self._pending, self._refresh):
+            if (handle := pending.pop(uri, None)) is not None:
+                handle.cancel()
+        self._strengths.forget(uri)
         if (running := self._checking.get(uri)) is not None:
             running[1].set()
         self._again.discard(uri)
         self.clear(uri)
 
     def clear(self, uri: str) -> None:
-        if self._published.pop(uri, None) is not None:
+        self._published.pop(uri, None)
+        if self._sent.pop(uri, None) is not None:
             self._server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
+
+    def edited(self, uri: str) -> None:
+        """The user changed the document: when it has loosely pinned functions, once typing pauses for
+        DEBOUNCE_SECONDS their diagnostics are placed again (moved, or dropped where the function changed)."""
+        if not self._strengths.diagnosed(uri) or not self._configuration.settings_for(uri).diagnostics:
+            return
+        if (handle := self._refresh.pop(uri, None)) is not None:
+            handle.cancel()
+        self._refresh[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self._refreshed, uri)
+
+    def _refreshed(self, uri: str) -> None:
+        self._refresh.pop(uri, None)
+        task = asyncio.ensure_future(self.republish(uri, loose_changed=True))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def known(self, document: ParsedDocument, function: CapsuleOutline) -> list[types.Diagnostic]:
         """The published diagnostics of `function` at its lines in `document`; none when it has none, or when
@@ -212,11 +237,14 @@ class DoctestDiagnostics:
         lines = function.first_line - shown.first_line
         return [_moved(diagnostic, lines) if lines else diagnostic for diagnostic in shown.diagnostics]
 
-    async def republish(self, uri: str) -> None:
+    async def republish(self, uri: str, loose_changed: bool = False) -> None:
         """After pycapsule's own edit: the published diagnostics moved to where their functions are now,
-        without running anything; a function whose text changed (the one just applied) loses its own."""
+        without running anything; a function whose text changed (the one just applied) loses its own. With
+        the loose-body diagnostics as they are now. `loose_changed`: only when those moved or one ended."""
         published = self._published.get(uri)
-        if published is None or uri not in self._server.workspace.text_documents:
+        if published is None and not self._strengths.diagnosed(uri):
+            return
+        if uri not in self._server.workspace.text_documents:
             return
         source = self._server.workspace.get_text_document(uri)
         codec = self._server.workspace.position_codec
@@ -226,6 +254,9 @@ class DoctestDiagnostics:
         )
         if self._published.get(uri) is not published or document.syntax_error is not None:
             return  # a check published meanwhile, or there is nothing to place the diagnostics in
+        if loose_changed and self._strengths.diagnostics(document) == self._sent.get(uri, []):
+            return
+        published = published or _Published({}, ())
         functions = {}
         for outline in document.outline:
             diagnostics = self.known(document, outline)
@@ -241,7 +272,7 @@ class DoctestDiagnostics:
         self._publish(document, diagnostics, _Published(functions, module))
 
     def shutdown(self) -> None:
-        for handle in self._pending.values():
+        for handle in [*self._pending.values(), *self._refresh.values()]:
             handle.cancel()
         for _, stop in self._checking.values():
             stop.set()
@@ -266,16 +297,18 @@ class DoctestDiagnostics:
             log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
 
     async def _check_document(self, document: ParsedDocument, stop: threading.Event) -> None:
+        nothing = _Published({}, ())
         if document.syntax_error is not None:
-            self.clear(document.uri)  # old lines no longer mean anything; the syntax error is the editor's
+            # old lines no longer mean anything; the syntax error is the editor's
+            self._publish(document, [], nothing)
             return
         if ">>>" not in document.text:  # no doctests: nothing to parse, nothing to run
-            self.clear(document.uri)
+            self._publish(document, [], nothing)
             return
         loop = asyncio.get_running_loop()
         checked, key_of = await loop.run_in_executor(self._jobs, _plan, document)
         if not checked:
-            self.clear(document.uri)
+            self._publish(document, [], nothing)
             return
         missing = [c for c in checked if key_of[c.qualname] not in self._results and not c.doctest_error]
         extra: list[types.Diagnostic] = []
@@ -290,6 +323,8 @@ class DoctestDiagnostics:
             else:
                 findings = self._results.get(key_of[capsule.qualname], ())
             diagnostics.extend(self._diagnostic(document, capsule, finding) for finding in findings)
+            if findings:
+                self._strengths.forget(document.uri, capsule.qualname)  # its examples fail as it is
         self._publish(document, diagnostics, _published(document, checked, diagnostics))
         ran, cached = len(missing), len(checked) - len(missing)
         name = document.path.name if document.path else document.uri
@@ -383,17 +418,26 @@ class DoctestDiagnostics:
     def _publish(
         self, document: ParsedDocument, diagnostics: list[types.Diagnostic], published: _Published
     ) -> None:
-        if not diagnostics and document.uri not in self._published:
+        """The doctest diagnostics (`published`: by function) with the loose-body ones, in one publication
+        (none when there is nothing to say and nothing was said)."""
+        uri = document.uri
+        wanted = self._configuration.settings_for(uri).diagnostics
+        loose = self._strengths.diagnostics(document) if wanted else []
+        if diagnostics:
+            self._published[uri] = published
+        else:
+            self._published.pop(uri, None)
+        if not diagnostics and not loose and uri not in self._sent:
             return
         self._server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=document.uri, diagnostics=diagnostics, version=document.version
+                uri=uri, diagnostics=[*diagnostics, *loose], version=document.version
             )
         )
-        if diagnostics:
-            self._published[document.uri] = published
+        if diagnostics or loose:
+            self._sent[uri] = loose
         else:
-            self._published.pop(document.uri, None)
+            self._sent.pop(uri, None)
 
 
 def _published(

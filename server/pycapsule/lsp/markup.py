@@ -30,6 +30,13 @@ def code_span(text: str) -> str:
     return f"{fence}{text}{fence}"
 
 
+def code_block(text: str, language: str = "") -> str:
+    """`text` (lines) shown verbatim as a fenced code block: fenced by a backtick run longer than any inside
+    it, so no line of it can end the block."""
+    fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence}{language}\n{text.rstrip(chr(10))}\n{fence}"
+
+
 def markdown_text(text: str) -> str:
     """`text` shown as it is in Markdown prose: every punctuation character escaped, so nothing in it is
     emphasis, a link (bare URLs need `:` or `.` unescaped), an entity, HTML or a block."""

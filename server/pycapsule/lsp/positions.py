@@ -66,3 +66,11 @@ class LineIndex:
         stripped = _LINE_END.sub("", text)
         indent = len(stripped) - len(stripped.lstrip())
         return self.range(start + indent, start + len(stripped))
+
+
+def lines_text(index: LineIndex, first_line: int, end_line: int) -> str:
+    """The text of 1-based lines first_line..end_line (a function's, from its first decorator)."""
+    starts = index.starts
+    start = starts[min(max(first_line - 1, 0), len(starts) - 1)]
+    end = starts[end_line] if end_line < len(starts) else len(index.text)
+    return index.text[start:end]

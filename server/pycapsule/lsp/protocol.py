@@ -28,6 +28,9 @@ DIAGNOSTIC_CODE = "doctest-failed"
 """Clients that send our diagnostics back without their source (ALE) keep this code."""
 CANNOT_RUN_CODE = "doctest-cannot-run"
 """A doctest that fails only for what the sandbox lacks (debugging/sandbox_lacks.py): no quick-fix."""
+LOOSE_CODE = "loosely-pinned"
+"""A function whose last run passed loosely: its examples and tests catch too few of its body's small changes
+(pycapsule.strength). Information; its quick-fix adds the examples that would catch them."""
 
 PREVIEW_ANNOTATION = "pycapsule-preview"
 """The change annotation of an edit that needs the user's confirmation (diffPreview)."""
@@ -44,6 +47,22 @@ def fix_title(name: str) -> str:
 def closest_title(name: str, attempt: int) -> str:
     """The action that applies a run's closest try (a run never applies it by itself)."""
     return f"Apply the closest try of `{name}` (attempt {attempt}, still failing)"
+
+
+def add_example_title(call: str, output: str) -> str:
+    """The action that writes one suggested example into the docstring: 'Add example `late_fee(30)` → 10.0'
+    (an exception as its last line, a long output cut short)."""
+    lines = output.split("\n")
+    shown = lines[-1] if output.startswith("Traceback (most recent call last)") else " ⏎ ".join(lines)
+    return f"Add example `{_cut(call)}` → {_cut(shown) if output else '(shows nothing)'}"
+
+
+def add_examples_title(count: int) -> str:
+    return f"Add {count} suggested examples"
+
+
+def _cut(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def cancel_title(mode: str, name: str) -> str:

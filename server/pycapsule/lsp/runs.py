@@ -38,11 +38,13 @@ from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
-from pycapsule.lsp.documents import document_path
+from pycapsule.lsp.documents import document_path, parse_text
 from pycapsule.lsp.engine_process import EngineGone, EngineProcess, Mode, Refusal, RemoteRun, StartRequest
+from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import closest_title, run_title
 from pycapsule.lsp.status import State, log, send_status, show
+from pycapsule.lsp.strength import Measured, Strengths
 
 if TYPE_CHECKING:
     from pycapsule.events import Closest
@@ -111,6 +113,7 @@ class Runs:
         attempts: Attempts,
         changes: ChangeSignal,
         diagnostics: DoctestDiagnostics,
+        strengths: Strengths,
     ) -> None:
         self._server = server
         self._configuration = configuration
@@ -118,6 +121,7 @@ class Runs:
         self._attempts = attempts
         self._changes = changes
         self._diagnostics = diagnostics
+        self._strengths = strengths
         self._runs: dict[tuple[str, str], Run] = {}
         self._closest: dict[tuple[str, str], _Kept] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -257,11 +261,14 @@ class Runs:
         self, run: Run, started_from: StartRequest, capsule: Capsule, outcome: Any, progress: RunProgress
     ) -> dict[str, Any]:
         self._closest.pop((run.uri, run.qualname), None)
+        # what an earlier run found of the function's strength holds no more, unless this one says nothing
+        said = outcome.status not in ("cancelled", "error")
+        dropped = said and self._strengths.forget(run.uri, run.qualname)
         closest = outcome.closest if outcome.status == "gave_up" else None
         if closest is not None and closest.edits:
             self._keep_closest(run, started_from, capsule, outcome)
         applied = None
-        if outcome.status in ("passed", "not_verified") and outcome.edits:
+        if outcome.status in ("passed", "passed_loosely", "not_verified") and outcome.edits:
             options = self._configuration.options_for(run.uri)
             applied = await apply_outcome(
                 self._server, self._changes, started_from, capsule, outcome.edits, options
@@ -269,17 +276,44 @@ class Runs:
         # before the run's last status: a hover right after it shows how the run ended
         told = applied.for_history if applied is not None else ""
         self._attempts.concluded(run.uri, started_from.path, run.id, outcome, told)
+        kept = False
+        if outcome.status in ("passed", "passed_loosely") and (applied is None or applied.state == "applied"):
+            kept = await self._keep_strength(run, started_from, outcome)
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
             log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")
             return self._finish(run, progress, status, applied.message, outcome.attempts, applied.code)
         if applied is not None:
             self._background(self._republish_after(run.uri, applied.version))
+        elif dropped or kept:
+            self._background(self._diagnostics.republish(run.uri))
         summary = event_text.run_summary(run.name, outcome)
+        if kept:
+            summary += _strength_note(run.name, outcome)
         if (run.uri, run.qualname) in self._closest and closest is not None:
             summary += (f"; its closest try (attempt {closest.attempt}: {closest.failing}) is offered as the "
                         f"code action \"{closest_title(run.name, closest.attempt)}\"")
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
+
+    async def _keep_strength(self, run: Run, started_from: StartRequest, outcome: Any) -> bool:
+        """Keep what the run found of its result's strength (`outcome.strength`) when changes survive, with
+        the function as the run left it: in the module it produced (the one it started from when it changed
+        nothing)."""
+        if outcome.strength is None or not outcome.strength.survivors:
+            return False
+        module = outcome.new_source or started_from.text
+        codec = self._server.workspace.position_codec
+        document = await asyncio.get_running_loop().run_in_executor(
+            None, parse_text, run.uri, None, module, codec
+        )
+        function = document.outline_of(run.qualname)
+        if function is None:
+            return False
+        text = lines_text(document.index, function.first_line, function.end_line)
+        loosely = outcome.status == "passed_loosely"
+        measured = Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
+        self._strengths.keep(run.uri, measured)
+        return True
 
     def closest(self, uri: str, qualname: str) -> Closest | None:
         """The closest try of the last run that gave up on the function, while it can still be applied."""
@@ -361,8 +395,18 @@ class Runs:
         return {"status": status, "message": message, "attempts": attempts}
 
 
+def _strength_note(name: str, outcome: Any) -> str:
+    """What the end message adds of the strength kept: the counts (a passed run's summary lacks them) and the
+    code actions that add the suggested examples."""
+    note = f"; {outcome.strength.describe()}" if outcome.status == "passed" else ""
+    if outcome.strength.suggested:
+        note += f"; code actions on `{name}` add examples that would catch more of its small changes"
+    return note
+
+
 _LEVELS = {
     "passed": types.MessageType.Info,
+    "passed_loosely": types.MessageType.Warning,
     "not_verified": types.MessageType.Info,
     "cancelled": types.MessageType.Info,
     "error": types.MessageType.Error,

@@ -12,6 +12,7 @@ Each piece of the server's state has one owner, named here and in the owner's do
 | the attempt history (store and unsaved buffers' attempts)    | `attempts.Attempts`                |
 | runs going on                                                | `runs.Runs`                        |
 | pending, running and cached doctest checks; what is published| `diagnostics.DoctestDiagnostics`   |
+| what runs found of their results' strength, while unchanged | `strength.Strengths`          |
 | who waits for a document's next change                       | `changes.ChangeSignal`             |
 | the stub whose first request is being read ahead             | `read_ahead.ReadAhead`             |
 
@@ -42,6 +43,7 @@ from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.engines import Engines
 from pycapsule.lsp.read_ahead import ReadAhead
 from pycapsule.lsp.runs import Runs
+from pycapsule.lsp.strength import Strengths
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Services:
     attempts: Attempts
     runs: Runs
     diagnostics: DoctestDiagnostics
+    strengths: Strengths
+    """What runs found of their results' strength: hover, the "Add example" actions, the loose diagnostic."""
     changes: ChangeSignal
     read_ahead: ReadAhead
 
@@ -63,7 +67,8 @@ class Services:
         attempts = Attempts()
         engines = Engines(configuration, attempts)
         changes = ChangeSignal()
-        diagnostics = DoctestDiagnostics(server, configuration, engines)
+        strengths = Strengths()
+        diagnostics = DoctestDiagnostics(server, configuration, engines, strengths)
         engine_process = EngineProcess()
         return cls(
             server=server,
@@ -71,8 +76,9 @@ class Services:
             configuration=configuration,
             engines=engines,
             attempts=attempts,
-            runs=Runs(server, configuration, engine_process, attempts, changes, diagnostics),
+            runs=Runs(server, configuration, engine_process, attempts, changes, diagnostics, strengths),
             diagnostics=diagnostics,
+            strengths=strengths,
             changes=changes,
             read_ahead=ReadAhead(server, configuration, engine_process, changes),
         )

@@ -7,8 +7,8 @@ bar, and its `message` in notifications (so, like `show`'s, it holds no links: m
 is the model endpoint the document's settings use (`models.which.endpoint_description`:
 "embedded Qwen2.5-Coder 1.5B", "http://host:8080/v1 (model X)", credentials masked); `running` counts
 the generations still going on. The last notification of a run carries its `runId` and its
-`outcome` (the run's end status: passed, not_verified, unconfirmed, gave_up, cancelled, refused,
-error), with `attempts` and the end `message`: how a client learns how the run it started ended.
+`outcome` (the run's end status: passed, passed_loosely, not_verified, unconfirmed, gave_up, cancelled,
+refused, error), with `attempts` and the end `message`: how a client learns how the run it started ended.
 A run whose result passed but was not applied (the editor cannot apply edits or refused, the function
 changed, no answer) also carries `code`: the new code, for the user to take.
 `endpoint` names the model endpoint the workspace's settings use

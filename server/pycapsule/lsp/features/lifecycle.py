@@ -1,5 +1,6 @@
 """Session and document events: settings at start and on change (per workspace folder), diagnostics
-on open and save, edits seen (for runs waiting on their edit), progress cancellation, shutdown."""
+on open and save, edits seen (for runs waiting on their edit, and the loosely pinned functions' diagnostics),
+progress cancellation, shutdown."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def register(server: LanguageServer, services: Services) -> None:
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         services.changes.changed(params.text_document.uri)
         services.read_ahead.changed(params.text_document.uri)
+        diagnostics.edited(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
