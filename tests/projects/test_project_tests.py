@@ -140,10 +140,11 @@ def test_a_repair_is_a_small_change_guarded_by_the_projects_tests(
     assert "        result.append(float(value) * factor)\n" in stats.read_text()
 
 
-def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_miss(
-        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
-    (project / "pyproject.toml").write_text('[project]\nname = "stats"\nversion = "0"\n\n'
-                                            "[tool.pycapsule]\nmin_caught = 0.8\n")
+def sign_tested_on_one_positive(project: Path, stats: Path, fake: FakeOpenAI, setting: str) -> None:
+    """`sign` as a stub, one test of it (a positive number), the model's right body queued; `setting` in the
+    project's [tool.pycapsule]."""
+    (project / "pyproject.toml").write_text(f'[project]\nname = "stats"\nversion = "0"\n\n[tool.pycapsule]\n'
+                                            f"{setting}\n")
     with stats.open("a") as module:
         module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
     with (project / "tests/test_core.py").open("a") as tests:
@@ -151,6 +152,11 @@ def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_
                     "    assert sign(5) == 1\n")
     fake.queue("```python\ndef sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n"
                "    return 0\n```")
+
+
+def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_miss(
+        tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
+    sign_tested_on_one_positive(project, stats, fake, "min_caught = 0.8")
     code, report, stderr = generate_json(f"{stats}::sign", tmp_path, fake.base_url, "--write")
     [result] = report["results"]
     assert (result["status"], code) == ("passed_loosely", 5), stderr
@@ -168,15 +174,7 @@ def test_tests_that_pin_little_of_a_body_leave_it_passed_loosely_with_what_they_
 
 def test_tests_that_run_little_of_a_body_verify_it_only_weakly_without_the_mutants(
         tmp_path: Path, project: Path, stats: Path, fake: FakeOpenAI) -> None:
-    (project / "pyproject.toml").write_text('[project]\nname = "stats"\nversion = "0"\n\n'
-                                            "[tool.pycapsule]\nmax_mutants = 0\n")
-    with stats.open("a") as module:
-        module.write('\n\ndef sign(x):\n    """-1, 0 or 1 as x is negative, zero or positive."""\n    ...\n')
-    with (project / "tests/test_core.py").open("a") as tests:
-        tests.write("\n\ndef test_sign_of_a_positive():\n    from stats.core import sign\n"
-                    "    assert sign(5) == 1\n")
-    fake.queue("```python\ndef sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n"
-               "    return 0\n```")
+    sign_tested_on_one_positive(project, stats, fake, "max_mutants = 0")
     code, report, stderr = generate_json(f"{stats}::sign", tmp_path, fake.base_url)
     [result] = report["results"]
     assert (result["status"], code) == ("passed", 0), stderr
