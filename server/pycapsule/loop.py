@@ -83,7 +83,7 @@ from pycapsule.prompts import (
     whole_answer,
 )
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
-from pycapsule.strength.check import Strength, assess
+from pycapsule.strength.check import Strength, assess, measured
 from pycapsule.tests_job import ProjectTests, TestsRun, counted, coverage, tests_condensed, tests_headline
 
 log = logging.getLogger(__name__)
@@ -548,7 +548,7 @@ class _Run:
         """How many small changes of the passing body `result` its examples and tests catch, with examples
         that would catch the survivors; None when the check is off or nothing checks the body."""
         tests = self.tests if result.tests is not None and result.tests.ok else None
-        if self.settings.max_mutants <= 0 or result.new_source is None or not (self.verified or tests):
+        if result.new_source is None or not measured(self.settings, self.verified, tests):
             return None
         yield Pinning(attempt)
         ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())

@@ -23,7 +23,7 @@ from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.protocol import DIAGNOSTIC_SOURCE, LOOSE_CODE
 
 if TYPE_CHECKING:  # the check itself (the sandbox's jobs) is the engine's process's, not this one's
-    from pycapsule.strength.check import Strength, Survivor
+    from pycapsule.strength.check import Strength
 
 KEPT = 200
 """Entries kept at most (the oldest forgotten first)."""
@@ -43,22 +43,16 @@ class Measured:
     loosely: bool
     """The run ended passed_loosely: they catch less than `min_caught` of the changes (its diagnostic)."""
 
-    def survivor_line(self, survivor: Survivor, first_line: int) -> int:
-        """The survivor's line with the function starting at `first_line` now."""
-        return survivor.line - self.first_line + first_line
-
-    def survivors_text(self, first_line: int, most: int = 3) -> str:
-        """'line 8: `days > 20` -> `days >= 20`; ...', at the function's lines now."""
-        survivors = self.strength.survivors
-        shown = "; ".join(f"line {self.survivor_line(s, first_line)}: {s.change}" for s in survivors[:most])
-        return shown + (f"; and {len(survivors) - most} more" if len(survivors) > most else "")
+    def survivors_text(self, first_line: int) -> str:
+        """'line 8: `days > 20` -> `days >= 20`; ...', at the function's lines now (from `first_line`)."""
+        return self.strength.survivors_text(shift=first_line - self.first_line)
 
     def message(self, first_line: int) -> str:
         """The diagnostic's text: what the examples and tests miss, with the first change they let pass."""
         text = f"{self.name}: its examples and tests do not pin the body down: {self.strength.describe()}"
         if self.strength.survivors:
-            first = self.strength.survivors[0]
-            text += f"; e.g. line {self.survivor_line(first, first_line)}: {first.change} still passes"
+            first = self.strength.survivors[0].text(shift=first_line - self.first_line)
+            text += f"; e.g. {first} still passes"
         return text
 
 

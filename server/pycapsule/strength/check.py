@@ -50,8 +50,9 @@ class Survivor:
     line: int
     change: str
 
-    def text(self) -> str:
-        return f"line {self.line}: {self.change}"
+    def text(self, shift: int = 0) -> str:
+        """'line 4: `a < b` -> `a <= b`', its line moved by `shift` (the function moved since)."""
+        return f"line {self.line + shift}: {self.change}"
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,9 @@ class Strength:
         text = f"they catch {self.caught} of {self.run} small change{'' if self.run == 1 else 's'}"
         return text + (f" ({self.run} of the {self.total} it has were tried)" if self.capped else "")
 
-    def survivors_text(self, most: int = SHOWN_SURVIVORS) -> str:
-        """'line 4: `a < b` -> `a <= b`; line 7: ...' (and 'and 3 more')."""
-        shown = "; ".join(survivor.text() for survivor in self.survivors[:most])
+    def survivors_text(self, most: int = SHOWN_SURVIVORS, shift: int = 0) -> str:
+        """'line 4: `a < b` -> `a <= b`; line 7: ...' (and 'and 3 more'), the lines moved by `shift`."""
+        shown = "; ".join(survivor.text(shift) for survivor in self.survivors[:most])
         more = len(self.survivors) - most
         return shown + (f"; and {more} more" if more > 0 else "")
 
@@ -147,22 +148,28 @@ def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, example
     return strength, tuple(survivors)
 
 
+def measured(settings: Settings, examples: bool, tests: ProjectTests | None) -> bool:
+    """Whether a passing body's strength is measured: the check is on (`max_mutants`) and something judges
+    its changes (its examples run, or its project's tests passed)."""
+    return settings.max_mutants > 0 and (examples or tests is not None)
+
+
 def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, *, examples: bool,
            tests: ProjectTests | None, root: Path | None, lines_run: frozenset[int] = frozenset(),
            body_seconds: float = 0.0, cancel: threading.Event | None = None) -> Strength | None:
     """What `generate`, the editor and `check --strength` say of a passing body: its strength and, when it
     has survivors, examples that would catch them. None when the check is off (`max_mutants` 0) or nothing
     checks the body (no example runs and no test passed)."""
-    if settings.max_mutants <= 0 or not (examples or tests is not None):
+    if not measured(settings, examples, tests):
         return None
+    budget = Budget(mutants=settings.max_mutants)
     strength, survivors = measure_strength(sandbox, capsule, source, examples=examples, tests=tests,
                                            lines_run=lines_run, body_seconds=body_seconds,
                                            job_timeout=settings.job_timeout, root=root, cancel=cancel,
-                                           budget=Budget(mutants=settings.max_mutants))
-    cancelled = cancel is not None and cancel.is_set()
-    if survivors and not cancelled:
+                                           budget=budget)
+    if survivors and not _stopped(cancel):
         suggested = suggest_examples(sandbox, capsule, source, survivors,
-                                     timeout=min(settings.job_timeout, Budget().probe_timeout), cancel=cancel)
+                                     timeout=min(settings.job_timeout, budget.probe_timeout), cancel=cancel)
         strength = replace(strength, suggested=tuple(suggested))
     return strength
 
