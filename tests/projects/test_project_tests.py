@@ -5,6 +5,7 @@ an unrelated or already failing test is never charged to the model; test files a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,12 @@ def test_a_body_that_fails_only_with_an_iterator_is_kept_only_if_the_projects_te
     [result] = report["results"]
     assert (result["status"], code) == ("gave_up", 1), stderr
     assert "tests/test_core.py::test_last_of_a_generator" in result["message"]
+
+
+def test_check_strength_with_tests_judges_the_changes_by_the_examples_and_the_passing_tests(
+        tmp_path: Path, stats: Path) -> None:
+    done = pycapsule("check", f"{stats}::mean", "--tests", "--strength", "--json", home=tmp_path)
+    [function] = json.loads(done.stdout)["functions"]
+    strength = function["strength"]
+    assert done.returncode == 0 and strength["run"] > 0 and strength["caught"] == strength["run"], strength
+    assert json.loads(done.stdout)["tests"]["passed"] == 1

@@ -202,14 +202,17 @@ def _check_file(item: FileToCheck, read: ReadTarget | CommandError, engines: Eng
             capsule = capsules.get(function.qualname)
             if said == "passed" and capsule is not None:
                 found.strengths[function.qualname] = engine.strength(
-                    capsule, source, _passing_tests(engine, source, capsule) if run_tests else None)
+                    capsule, source, _passing_tests(engine, source, capsule, found) if run_tests else None)
     return found
 
 
-def _passing_tests(engine: Engine, source: str, capsule: Capsule) -> ProjectTests | None:
-    """The project's tests of one function, when they pass on `source` (only passing tests judge changes)."""
+def _passing_tests(engine: Engine, source: str, capsule: Capsule, found: FileResult) -> ProjectTests | None:
+    """The project's tests of one function, when they pass on `source` (only passing tests judge changes);
+    the file's own run when it was of that function alone."""
     if capsule.path is None:
         return None
+    if found.item.qualname == capsule.qualname and found.ran is not None:
+        return found.tests if found.ran.ok else None
     tests = engine.tests_for(source, capsule.path, capsule.qualname)
     return tests if tests is not None and engine.run_tests(tests, source).ok else None
 
