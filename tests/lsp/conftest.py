@@ -60,12 +60,17 @@ def project(tmp_path: Path) -> Path:
     return new_project(tmp_path / "project")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def servers(endpoint: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Servers]:
-    home = tmp_path_factory.mktemp("shared-server")
-    pool = Servers(new_project(home / "project"), server_env(endpoint.base_url, home), TEST_OPTIONS)
+async def shared_servers(endpoint: FakeOpenAI, home: Path, options: dict) -> AsyncIterator[Servers]:
+    """A module's servers, one per editor, in a project under `home`, started with `options`."""
+    pool = Servers(new_project(home / "project"), server_env(endpoint.base_url, home), options)
     yield pool
     await pool.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def servers(endpoint: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Servers]:
+    async for pool in shared_servers(endpoint, tmp_path_factory.mktemp("shared-server"), TEST_OPTIONS):
+        yield pool
 
 
 async def clean_editor(

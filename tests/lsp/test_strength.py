@@ -23,7 +23,7 @@ from pycapsule.event_text import PINNING
 from pytest_lsp import client_capabilities
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.lsp.conftest import TEST_OPTIONS, clean_editor, new_project
+from tests.lsp.conftest import TEST_OPTIONS, clean_editor, shared_servers
 from tests.lsp.editor import Editor, Servers, server_env, start_editor, stop_editor
 from tests.lsp.scripted_model import ScriptedModel
 from tests.lsp.test_code_actions import line_of
@@ -49,10 +49,8 @@ LOOSE_OPTIONS = {"pycapsule": {**TEST_OPTIONS["pycapsule"], "minCaught": 0.8}}
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def servers(endpoint: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Servers]:
     """This module's shared servers call a body passed only when its examples catch 80 % of its changes."""
-    home = tmp_path_factory.mktemp("strength-server")
-    pool = Servers(new_project(home / "project"), server_env(endpoint.base_url, home), LOOSE_OPTIONS)
-    yield pool
-    await pool.stop()
+    async for pool in shared_servers(endpoint, tmp_path_factory.mktemp("strength-server"), LOOSE_OPTIONS):
+        yield pool
 ADD_FIRST = "Add example `late_fee(30)` → 10.0"
 
 
