@@ -22,6 +22,7 @@ TOOLS = {
     "read_ahead": "a stub's first request read ahead into the cache, against reading it fresh: same answer?",
     "prompt_size": "a stub's first request with less module context or the body only, against the shipped",
     "strength": "the mutation check of a passing body: seconds and mutants per body, against its examples",
+    "answer_ends": "recorded answers replayed through the answer watch: what it ends, cuts and saves",
 }
 """Each tool's module in `benchmarks`, with the line `--help` shows for it."""
 

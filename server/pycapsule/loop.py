@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 
 from pycapsule.capsule import Capsule, CapsuleError, capsule_by_qualname
 from pycapsule.config import Settings, project_root
+from pycapsule.debugging.answer_watch import AnswerTarget
 from pycapsule.debugging.change_size import change_size
 from pycapsule.debugging.errors import headline, shorten
 from pycapsule.debugging.example_calls import strip_example_calls
@@ -210,6 +211,10 @@ _TRUNCATED = _EndedEarly(" (cut off at the token limit)",
 _LOOPED = _EndedEarly(" (stopped: it kept repeating the same lines)",
                       " It was stopped because it kept repeating the same lines: write each line once.",
                       "The answer was stopped because it kept repeating the same lines.")
+_COPIED = _EndedEarly(" (stopped: it copied the module's code from the prompt)",
+                      " It was stopped because it copied the module's code the prompt shows: write only the "
+                      "function.",
+                      "The answer was stopped because it copied the module's code from the prompt.")
 _TIMED_OUT = _EndedEarly(" (cut off by the time limit)",
                          " It was cut off by the time limit as it was written: write less, no explanations.",
                          "The answer was cut off by the time limit (request_timeout).")
@@ -221,6 +226,8 @@ def _ended_early(reply: Reply) -> _EndedEarly:
         return _TRUNCATED
     if reply.looped:
         return _LOOPED
+    if reply.copied:
+        return _COPIED
     if reply.timed_out:
         return _TIMED_OUT
     return _DONE
@@ -248,6 +255,8 @@ class _Run:
         prefill = settings.answer_prefill == "always" or (
             settings.answer_prefill == "embedded" and programmer.settings.local)
         self.prefix = answer_prefix(capsule) if prefill else None
+        self.answer_target = AnswerTarget(capsule.name, capsule.module_source, context or "")
+        """What the model's answers are read for: reading stops once the function is complete."""
         """What a stub's first answer starts with, sent as the start of the model's answer (None: not
         prefilled). Only the first: prefilled retries fixed fewer failures (docs/results, "Answer prefill"),
         and a whole answer can define a helper or an import beside the function."""
@@ -364,7 +373,7 @@ class _Run:
             messages = prefilled(messages, prefix)
         answer = Returning(self.programmer.stream(messages, temperature=temperature,
                                                   seed=self.seed_base + attempt, cancel=self.cancel,
-                                                  progress=True))
+                                                  progress=True, target=self.answer_target))
         for item in answer:
             if isinstance(item, Retrying):
                 yield ModelRetrying(attempt, item.reason, item.delay)
@@ -435,7 +444,13 @@ class _Run:
                             f"The code does not fit the function: {error}.{ended.to_model} "
                             f"{keep_signature(self.capsule)}",
                             shown=ended.to_user)
-        return self._judge_once(attempt, code, spliced.new_source, spliced.edits)
+        result = self._judge_once(attempt, code, spliced.new_source, spliced.edits)
+        if ended is _DONE or result.verdict == "passed":
+            return result
+        # the code ran as far as the answer went: its failure, and why the answer stopped there
+        return replace(result, headline=result.headline + ended.headline,
+                       condensed=result.condensed + "\n" + ended.to_model.strip(),
+                       shown=f"{ended.to_user}\n{result.condensed if result.shown is None else result.shown}")
 
     def _judge_once(self, attempt: int, code: str, source: str, edits: tuple[TextEdit, ...]) -> _Attempt:
         """The verdict on `source`; for code this run has already run, that attempt's result again."""

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from pycapsule.debugging.repetition import RepetitionWatch
+from pycapsule.debugging.answer_watch import COMPLETE, COPIED, LOOPED, AnswerTarget, AnswerWatch
 from pycapsule.generators import Returning
 from pycapsule.model_progress import Progress, RequestWatch, ServerProbe, why_stalled
 from pycapsule.redact import mask_credentials
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 Message = dict[str, str]
 """One chat message as the endpoint takes it: {"role": ..., "content": ...}."""
 
-LOOPED = "looped"
-"""`Reply.finish_reason` of an answer ended here because it kept repeating itself."""
+# `Reply.finish_reason`s of an answer ended here (debugging/answer_watch.py): it kept repeating itself
+# (LOOPED), its function was complete (COMPLETE), it copied the prompt's context (COPIED).
 TIMED_OUT = "timed_out"
 """`Reply.finish_reason` of an answer cut off here by `request_timeout` while it streamed: what came
 is kept."""
@@ -105,6 +105,16 @@ class Reply:
     def looped(self) -> bool:
         """The answer fell into repeating itself and was ended early (`debugging.repetition`)."""
         return self.finish_reason == LOOPED
+
+    @property
+    def copied(self) -> bool:
+        """The answer started copying the prompt's context and was ended early (`debugging.answer_watch`)."""
+        return self.finish_reason == COPIED
+
+    @property
+    def ended_at_code_end(self) -> bool:
+        """The answer's function was complete and the rest was not read (`debugging.answer_watch`)."""
+        return self.finish_reason == COMPLETE
 
     @property
     def timed_out(self) -> bool:
@@ -267,21 +277,24 @@ class Programmer:
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
                  on_token: Callable[[str], None] | None = None,
-                 cancel: threading.Event | None = None) -> Reply:
+                 cancel: threading.Event | None = None, target: AnswerTarget | None = None) -> Reply:
         """One answer; `on_token` sees each streamed piece (also those of a try that later failed)."""
-        answer = Returning(self.stream(messages, temperature=temperature, seed=seed, cancel=cancel))
+        answer = Returning(self.stream(messages, temperature=temperature, seed=seed, cancel=cancel,
+                                       target=target))
         for item in answer:
             if isinstance(item, str) and on_token is not None:
                 on_token(item)
         return answer.value
 
     def stream(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
-               cancel: threading.Event | None = None, progress: bool = False
-               ) -> Generator[str | Retrying | Progress, None, Reply]:
+               cancel: threading.Event | None = None, progress: bool = False,
+               target: AnswerTarget | None = None) -> Generator[str | Retrying | Progress, None, Reply]:
         """Yields text pieces (and a `Retrying` before each retry; with `progress`, the request's
         `Progress`); returns the `Reply`.
 
-        `seed` makes sampling repeatable where the endpoint supports it (llama.cpp, OpenAI: best effort)."""
+        `seed` makes sampling repeatable where the endpoint supports it (llama.cpp, OpenAI: best effort).
+        `target`: the function the answer is for; reading stops once it is complete, or when the answer
+        copies the prompt's context (`debugging.answer_watch`). Without it only a loop ends an answer."""
         model = self.model_name()
         if self._turn is not None:
             watch = self._watch() if progress else None
@@ -299,7 +312,7 @@ class Programmer:
                 with self._lock:
                     self._waiting -= 1
         try:
-            reply = yield from self._tries(model, messages, temperature, seed, cancel, progress)
+            reply = yield from self._tries(model, messages, temperature, seed, cancel, progress, target)
         finally:
             if self._turn is not None:
                 self._turn.release()
@@ -349,7 +362,7 @@ class Programmer:
         return 0, 0
 
     def _tries(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
-               cancel: threading.Event | None, progress: bool
+               cancel: threading.Event | None, progress: bool, target: AnswerTarget | None
                ) -> Generator[str | Retrying | Progress, None, Reply]:
         started = time.monotonic()
         deadline = started + self.settings.request_timeout
@@ -360,13 +373,13 @@ class Programmer:
                 watch = self._watch()
                 try:
                     return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
-                                                     watch if progress else None, reuse))
+                                                     watch if progress else None, reuse, target))
                 except _NotReadAhead:  # checked before any token was read: ask again, reading it all
                     if self._reader is not None:
                         self._reader.forget()
                     reuse = (0, 0)
                     return (yield from self._one_try(model, messages, temperature, seed, cancel, deadline,
-                                                     watch if progress else None, reuse))
+                                                     watch if progress else None, reuse, target))
             except _Failure as failure:
                 if reuse != (0, 0) and self._reader is not None:
                     self._reader.forget()
@@ -425,7 +438,8 @@ class Programmer:
 
     def _one_try(self, model: str, messages: Sequence[Message], temperature: float, seed: int | None,
                  cancel: threading.Event | None, deadline: float, watch: RequestWatch | None,
-                 reuse: tuple[int, int] = (0, 0)) -> Generator[str | Progress, None, Reply]:
+                 reuse: tuple[int, int] = (0, 0), target: AnswerTarget | None = None
+                 ) -> Generator[str | Progress, None, Reply]:
         """`reuse`: (the prompt's tokens, how many of them were read ahead), (0, 0) for none."""
         total, held = reuse
         unchecked = held > 0
@@ -467,7 +481,8 @@ class Programmer:
         usage: Usage | None = None
         finish_reason: str | None = None
         last_heard = started
-        repeats = RepetitionWatch()
+        last = messages[-1] if messages else {}
+        answer = AnswerWatch(target, last.get("content", "") if last.get("role") == "assistant" else "")
         phases = watch or self._watch()  # the stall check runs without `progress` too
         if watch is not None:
             yield watch.start()
@@ -516,10 +531,10 @@ class Programmer:
                         if (shown := phases.token()) is not None and watch is not None:
                             yield shown
                         yield text
-                        if repeats.feed(text):
-                            finish_reason = LOOPED
+                        if (end := answer.feed(text)) is not None:
+                            finish_reason = end
                             break
-                if finish_reason == LOOPED:
+                if answer.end is not None:
                     break
                 if self._out_of_time(last_heard, deadline, bool(pieces)):
                     finish_reason = TIMED_OUT
@@ -527,6 +542,8 @@ class Programmer:
         finally:
             stop.set()
         text = "".join(pieces)
+        if finish_reason == COMPLETE:
+            text = text[:answer.kept]  # what followed the function is not part of the answer
         if not text.strip():
             raise _Failure(f"{self.who} sent an empty answer", retry=True, endpoint=False)
         if usage is None:

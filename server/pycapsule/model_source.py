@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from pycapsule.config import Settings, endpoint_problem
+from pycapsule.debugging.answer_watch import AnswerTarget
 from pycapsule.embedded_model.which import embedded_label
 from pycapsule.model_client import (
     Cancelled,
@@ -137,8 +138,8 @@ class ModelSource:
         raise EndpointError(f"the embedded model could not start: {start.error}")
 
     def stream(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,
-               cancel: threading.Event | None = None, progress: bool = False
-               ) -> Generator[str | Retrying | Progress, None, Reply]:
+               cancel: threading.Event | None = None, progress: bool = False,
+               target: AnswerTarget | None = None) -> Generator[str | Retrying | Progress, None, Reply]:
         """`Programmer.stream`, the model started first (its progress yielded with `progress`)."""
         starting = self.ready(cancel)
         try:
@@ -149,7 +150,7 @@ class ModelSource:
         except StopIteration as stop:
             programmer: Programmer = stop.value
         return (yield from programmer.stream(messages, temperature=temperature, seed=seed, cancel=cancel,
-                                             progress=progress))
+                                             progress=progress, target=target))
 
     def read_ahead(self, messages: Sequence[Message], cancel: threading.Event | None = None) -> int:
         """`Programmer.read_ahead`, only when the model already runs: nothing is started for it."""

@@ -203,6 +203,31 @@ def test_an_answer_stuck_repeating_lines_is_stopped_and_the_model_told_why(
     assert "kept repeating the same lines" in openai_server.chat_requests[1].messages[-1]["content"]
 
 
+def test_a_model_slowly_writing_lines_of_one_shape_is_stopped_and_told_it_looped(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    """Issue 66's loop: `if a == 1: return ...`, `if a == 2: ...` until the token limit, at the pace of a
+    model on a laptop (unwatched, this answer would stream for about 45 s)."""
+    chain = "".join(f"    if a == {n}:\n        return {n} + b\n" for n in range(300))
+    looping = Text(f"```python\ndef add(a, b):\n{chain}", usage=None, chunk_delay=0.005)
+    openai_server.queue(looping, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, request_timeout=30.0)
+    assert (outcome.status, outcome.attempts) == ("passed", 2)
+    first = finished_attempts(events)[0]
+    assert "kept repeating the same lines" in first.failure
+    assert first.usage.completion_tokens < len(looping.text) / 8 / 10  # under a tenth of its pieces read
+    assert "kept repeating the same lines" in openai_server.chat_requests[1].messages[-1]["content"]
+
+
+def test_an_answer_is_read_until_its_function_is_complete_and_no_further(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
+    explanation = "This adds the two numbers, which is what the docstring asks for. " * 100
+    openai_server.queue(Text(f"{RIGHT}\n\n{explanation}", usage=None, chunk_delay=0.001))
+    events, outcome = run(openai_server, sandbox, module_file)
+    assert (outcome.status, outcome.attempts) == ("passed", 1)
+    [first] = finished_attempts(events)
+    assert first.usage.completion_tokens <= len(RIGHT) // 8 + 2  # the explanation's pieces were not read
+
+
 def test_a_changed_signature_is_a_failed_attempt(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
     openai_server.queue("```python\nasync def add(a, b):\n    await x()\n    return a + b\n```", RIGHT)

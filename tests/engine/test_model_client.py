@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from pycapsule.debugging.answer_watch import COPIED_LINES, AnswerTarget
 from pycapsule.generators import Returning
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, ModelSettings, Programmer, Retrying
 from pydantic import SecretStr
@@ -294,6 +295,23 @@ def test_an_answer_that_keeps_repeating_itself_is_ended_early(openai_server: Fak
     assert reply.looped and not reply.truncated
     assert reply.text == "".join(pieces) and len(reply.text) < len(looping) // 10
     assert p.calls == 1 and reply.usage.estimated
+
+
+def test_reading_stops_once_the_answers_function_is_complete(openai_server: FakeOpenAI) -> None:
+    code = "```python\ndef f():\n    return 1\n```\n"
+    openai_server.queue(Text(code + "This returns one, as asked. " * 300, usage=None))
+    p = programmer(openai_server.base_url)
+    pieces, reply = drain(p.stream(MESSAGES, target=AnswerTarget("f")))
+    assert reply.ended_at_code_end and reply.text == code
+    assert len("".join(pieces)) < len(code) + 100  # what was read past the fence: at most a line's pieces
+
+
+def test_an_answer_that_copies_the_prompts_context_is_ended(openai_server: FakeOpenAI) -> None:
+    context = "".join(f"TABLE_{n} = ('a row of the module', {n})\n" for n in range(60))
+    openai_server.queue(Text(f"```python\n{context}", usage=None))
+    target = AnswerTarget("f", "", context)
+    _, reply = drain(programmer(openai_server.base_url).stream(MESSAGES, target=target))
+    assert reply.copied and reply.text.count("TABLE_") == COPIED_LINES
 
 
 def test_the_embedded_model_is_named_as_such_not_by_its_port() -> None:

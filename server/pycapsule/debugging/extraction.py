@@ -34,7 +34,7 @@ class NoCodeError(UnusableReply):
 
 
 @dataclass(frozen=True)
-class _Fence:
+class Fence:
     indent: str
     char: str
     length: int
@@ -91,22 +91,28 @@ def strip_thinking(reply: str) -> str:
     return text
 
 
-def _opening(line: str) -> tuple[_Fence, str] | None:
+def _opening(line: str) -> tuple[Fence, str] | None:
     """The fence a line opens and its label, or None."""
     match = _OPENING.match(line)
     if match is None:
         return None
     label = match["info"].lower().lstrip("{.").rstrip("}")
-    return _Fence(match["indent"], match["fence"][0], len(match["fence"])), label
+    return Fence(match["indent"], match["fence"][0], len(match["fence"])), label
 
 
-def _bare_fence(line: str) -> _Fence | None:
+def opening_fence(line: str) -> Fence | None:
+    """The fence a line opens (any info string), or None."""
+    opened = _opening(line)
+    return None if opened is None else opened[0]
+
+
+def _bare_fence(line: str) -> Fence | None:
     """The fence of a line that holds only a fence (no info string), or None."""
     match = _BARE.match(line)
-    return None if match is None else _Fence(match["indent"], match["fence"][0], len(match["fence"]))
+    return None if match is None else Fence(match["indent"], match["fence"][0], len(match["fence"]))
 
 
-def _closes(line: str, opening: _Fence) -> bool:
+def closes_fence(line: str, opening: Fence) -> bool:
     """CommonMark's closing fence: the opening's character, at least as many, indented at most 3 columns
     more than the opening (a fence indented further is content: an example inside a docstring)."""
     fence = _bare_fence(line)
@@ -127,7 +133,7 @@ def _as_python(code: str, label: str) -> str:
     return _from_console(code) if label in ("pycon", "") else code
 
 
-def _other_ends(lines: list[str], start: int, opening: _Fence, strict: int) -> Iterator[int]:
+def _other_ends(lines: list[str], start: int, opening: Fence, strict: int) -> Iterator[int]:
     """Where else the block may end, in order: any later line of only the opening's character (the model
     may have unindented a fence inside a docstring, or closed with a shorter or indented fence), or the
     end of the reply."""
@@ -139,7 +145,7 @@ def _other_ends(lines: list[str], start: int, opening: _Fence, strict: int) -> I
         yield len(lines)
 
 
-def _block_end(scan: _Scan, start: int, opening: _Fence, label: str) -> int:
+def _block_end(scan: _Scan, start: int, opening: Fence, label: str) -> int:
     """The index of the line that ends the block whose first line is lines[start] (len(lines): unclosed).
 
     CommonMark's rule first; a Python block that does not parse there ends at the first other fence
@@ -150,7 +156,8 @@ def _block_end(scan: _Scan, start: int, opening: _Fence, label: str) -> int:
     def parses_up_to(end: int) -> bool:
         return _parses(_as_python(_block_code(lines[start:end], opening.indent), label)) is not None
 
-    strict = next((index for index in range(start, len(lines)) if _closes(lines[index], opening)), len(lines))
+    strict = next((index for index in range(start, len(lines)) if closes_fence(lines[index], opening)),
+                  len(lines))
     if label not in _PYTHON_LABELS or parses_up_to(strict):
         return strict
     for end in _other_ends(lines, start, opening, strict):

@@ -20,6 +20,7 @@ from pycapsule.debugging.source_text import (
     normalize_newlines,
     reindent,
 )
+from pycapsule.debugging.statements import names_bound_within
 from pycapsule.parsing import parse_source
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -256,22 +257,9 @@ def _parameter_renames(capsule: Capsule, user: _FunctionNode, reply: _FunctionNo
 
 def _names_used(function: _FunctionNode) -> set[str]:
     """Every name the function's body reads, writes or binds (parameters excluded)."""
-    names: set[str] = set()
-    for statement in function.body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-                names.add(node.name)
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                names.update(node.names)
-    return names
+    read = {node.id for statement in function.body for node in ast.walk(statement)
+            if isinstance(node, ast.Name)}
+    return read | names_bound_within(function.body)
 
 
 def _rename_in_function(code: str, function: _FunctionNode, renames: dict[str, str]) -> str:

@@ -1,8 +1,9 @@
-"""What the debugging modules read off one statement the same way: the names it binds, its first line."""
+"""What the debugging modules read off statements the same way: the names they bind, their first line."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 
 def bound_names(statement: ast.stmt) -> list[str]:
@@ -18,6 +19,27 @@ def bound_names(statement: ast.stmt) -> list[str]:
     elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
         targets = [statement.target]
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
+
+
+def names_bound_within(nodes: Iterable[ast.AST]) -> set[str]:
+    """Every name bound anywhere inside `nodes`, nested scopes included: assigned or deleted names,
+    parameters, definitions, imports, `except ... as` and `match` captures, global and nonlocal names."""
+    names: set[str] = set()
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names.update(node.names)
+    return names
 
 
 def first_line(statement: ast.stmt) -> int:

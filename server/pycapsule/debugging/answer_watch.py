@@ -1,0 +1,273 @@
+"""Ending a streamed answer as soon as the rest of it cannot count.
+
+Writing is the slow part of a model call (about 12 tokens/s for the 1.5B on 2 cores, against 65 for
+reading), and much of what small models write after the function is never used: an explanation, example
+calls, a test, the prompt's context again. `AnswerWatch` is fed the answer as it streams and says when to
+stop reading:
+- `LOOPED`: the answer's tail is a loop (`debugging.repetition`);
+- `COMPLETE`: the target function is complete and nothing after it can be part of it: its code fence has
+  closed, or its `def` block has ended and the next top-level line is not one the function needs. Complete
+  means: it parses, its body is more than a stub, and every name it reads is bound (a builtin, a name of
+  the user's module, of the answer so far, or its own). An answer whose function still reads an unbound
+  name is read on: a helper may follow;
+- `COPIED`: the answer has started copying the prompt's context (`COPIED_LINES` lines in a row taken
+  verbatim from the module context the prompt shows) before writing a complete function.
+
+Inside a `<think>` section (reasoning models) nothing but loops ends an answer.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from pycapsule.capsule import docstring_node, is_stub_statement
+from pycapsule.debugging.extraction import Fence, closes_fence, opening_fence
+from pycapsule.debugging.repetition import RepetitionWatch
+from pycapsule.debugging.source_text import dedent_code
+from pycapsule.debugging.statements import bound_names, names_bound_within
+from pycapsule.parsing import parse_source
+
+LOOPED = "looped"
+COMPLETE = "complete"
+COPIED = "copied"
+
+COPIED_LINES = 16
+"""Lines in a row that the answer takes verbatim from the prompt's context to be ended as a copy."""
+_COPY_MIN_CHARS = 16
+"""A context line shorter than this (`return result`, `else:`) is one any code may hold: never a copy."""
+_MAX_CHECKS = 200
+"""Candidate ends an answer is parsed at before the watch stops looking for its end."""
+_BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__class__"}
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class AnswerTarget:
+    """What an answer is for: the function's name, the user's module, the context the prompt shows."""
+
+    name: str
+    module_source: str = ""
+    context: str = ""
+
+    @cached_property
+    def module_names(self) -> frozenset[str] | None:
+        """Names the user's module binds at its top level and in its classes (None: it imports `*`, so
+        any name may be bound)."""
+        try:
+            module = parse_source(self.module_source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return frozenset()
+        names = top_level_names(module.body)
+        for node in module.body:
+            if isinstance(node, ast.ClassDef):
+                names |= top_level_names(node.body)
+        if any(isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+               for node in module.body):
+            return None
+        return frozenset(names)
+
+    @cached_property
+    def context_lines(self) -> frozenset[str]:
+        """The context's lines long enough to tell a copy, stripped."""
+        lines = (line.strip() for line in self.context.splitlines())
+        return frozenset(line for line in lines if len(line) >= _COPY_MIN_CHARS)
+
+
+@dataclass
+class _Block:
+    """The fenced block the answer is in, or the answer's bare code (no fence)."""
+
+    fence: Fence | None
+    """The opening fence; None: bare code."""
+    lines: list[str] = field(default_factory=list)
+    def_indent: int | None = None
+    """Columns of the target's def line once it appeared in this block."""
+    body_seen: bool = False
+
+
+class AnswerWatch:
+    """Fed one answer's streamed pieces; `end` turns to LOOPED, COMPLETE or COPIED when the answer
+    should stop, and `kept` is how many characters of the streamed text to keep (for COMPLETE, the text
+    up to the function's end: what follows is not part of the answer)."""
+
+    def __init__(self, target: AnswerTarget | None, start: str = "") -> None:
+        """`start`: the text the answer was prefilled with (not streamed; read as the answer's start)."""
+        self.target = target
+        self.end: str | None = None
+        self.kept = 0
+        self._streamed = 0
+        self._partial = ""
+        self._repeats = RepetitionWatch()
+        self._answer_names: set[str] = set()
+        self._block: _Block | None = None
+        self._thinking = False
+        self._copied_run = 0
+        self._checks = 0
+        self._target_lines: list[str] | None = None
+        """The last closed block that defines the target, while a name it reads is unbound."""
+        self._line_is_after = False
+        """The last line read is the first one after the function (COMPLETE): it is not kept."""
+        for line in start.split("\n")[:-1] if start.endswith("\n") else start.split("\n"):
+            self._line(line, prefilled=True)
+        self._partial = "" if start.endswith("\n") else start.rsplit("\n", 1)[-1]
+
+    def feed(self, piece: str) -> str | None:
+        """Adds a streamed piece; the reason the answer should end, once there is one."""
+        if self.end is not None:
+            return self.end
+        text = self._partial + piece
+        consumed = self._streamed - len(self._partial)
+        self._streamed += len(piece)
+        *complete, self._partial = text.split("\n")
+        for line in complete:
+            consumed += len(line) + 1
+            self.kept = consumed
+            self._line(line)
+            if self.end is not None:
+                if self._line_is_after:
+                    self.kept = consumed - len(line) - 1
+                return self.end
+        self.kept = self._streamed
+        return None
+
+    def _line(self, line: str, prefilled: bool = False) -> None:
+        if self._repeats.add_line(line):
+            self.end = LOOPED
+            return
+        stripped = line.strip()
+        for tag in ("think", "thinking", "reasoning"):
+            if f"<{tag}>" in stripped:
+                self._thinking = True
+            if f"</{tag}>" in stripped:
+                self._thinking = False
+        if self._thinking or self.target is None:
+            return
+        if not prefilled and self._copies(stripped):
+            self.end = COPIED
+            return
+        block = self._block
+        if block is None or block.fence is None:
+            opened = opening_fence(line)
+            if opened is not None:
+                self._block = _Block(opened)
+                return
+            if block is None:
+                if not _looks_like_code(stripped):
+                    return
+                block = self._block = _Block(None)
+        elif closes_fence(line, block.fence):
+            self._block = None
+            if block.def_indent is not None:
+                self._target_lines = block.lines
+            else:
+                self._learn_names(block.lines)
+            if self._target_lines is not None and self._complete(self._target_lines):
+                self.end = COMPLETE
+            return
+        self._in_code(block, line)
+
+    def _in_code(self, block: _Block, line: str) -> None:
+        stripped = line.strip()
+        column = len(line) - len(line.lstrip())
+        name = self.target.name if self.target is not None else ""
+        if block.def_indent is None:
+            if stripped.startswith(("def ", "async def ")) and _defined_name(stripped) == name:
+                block.def_indent = column
+        elif stripped and not stripped.startswith("#"):
+            if column > block.def_indent:
+                block.body_seen = True
+            elif block.body_seen and not stripped.startswith((")", "]", "}")) and self._complete(block.lines):
+                self.end = COMPLETE
+                self._line_is_after = True
+                return
+        block.lines.append(line)
+
+    def _copies(self, stripped: str) -> bool:
+        """Counts the run of lines taken verbatim from the context; true once it is long enough and no
+        complete function came first."""
+        assert self.target is not None
+        if not stripped or stripped.startswith(("import ", "from ")):
+            return False  # an answer starts with the imports it needs, which the context shows too
+        if stripped in self.target.context_lines:
+            self._copied_run += 1
+        else:
+            self._copied_run = 0
+        return self._copied_run >= COPIED_LINES
+
+    def _complete(self, lines: list[str]) -> bool:
+        """Whether `lines` hold the target complete: parsed, more than a stub, every name it reads bound."""
+        if self.target is None or self._checks >= _MAX_CHECKS:
+            return False
+        self._checks += 1
+        try:
+            module = parse_source(dedent_code("\n".join(lines) + "\n"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        function = _find(module, self.target.name)
+        if function is None or not _has_body(function):
+            return False
+        known = self.target.module_names
+        if known is None:
+            return True
+        bound = _BUILTINS | known | self._answer_names | top_level_names(module.body)
+        return not (free_names(function) - bound)
+
+    def _learn_names(self, lines: list[str]) -> None:
+        """Remembers what a closed block that is not the answer binds (an import, a helper)."""
+        try:
+            module = parse_source(dedent_code("\n".join(lines) + "\n"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        self._answer_names |= top_level_names(module.body)
+
+
+def _looks_like_code(stripped: str) -> bool:
+    """The first line of bare code (an answer without fences)."""
+    return stripped.startswith(("def ", "async def ", "import ", "from ", "@", "class "))
+
+
+def _defined_name(def_line: str) -> str:
+    rest = def_line.removeprefix("async ").removeprefix("def ")
+    return rest.split("(", 1)[0].strip()
+
+
+def _find(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for node in module.body:
+        if isinstance(node, _FUNCTIONS) and node.name == name:
+            return node
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, _FUNCTIONS) and item.name == name:
+                    return item
+    return None
+
+
+def _has_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    statements = function.body[1:] if docstring_node(function) else function.body
+    return bool(statements) and not all(is_stub_statement(statement) for statement in statements)
+
+
+def top_level_names(statements: list[ast.stmt]) -> set[str]:
+    """The names these statements bind where they stand (`bound_names`), those under an `if`, `try`, `with`
+    or loop included; not the locals of a definition."""
+    names: set[str] = set()
+    for statement in statements:
+        names.update(bound_names(statement))
+        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, ast.stmt):
+                names |= top_level_names([child])
+            elif isinstance(child, ast.ExceptHandler):
+                names |= top_level_names(child.body)
+    return names
+
+
+def free_names(function: ast.AST) -> set[str]:
+    """The names a function reads that it does not bind itself (parameters and nested scopes included)."""
+    read = {node.id for node in ast.walk(function)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return read - names_bound_within([function])
