@@ -7,7 +7,7 @@ from pycapsule import prompts
 from pycapsule.bench import identity
 from pycapsule.config import Settings
 from pycapsule.context import DEFAULT_BUDGET_CHARS
-from pycapsule.debugging import iterator_examples
+from pycapsule.debugging import answer_watch, iterator_examples
 
 
 def git(repo: Path, *args: str) -> str:
@@ -85,6 +85,18 @@ def test_answer_prefill_is_part_of_a_runs_identity_only_when_it_is_used() -> Non
     assert embedded["answer_prefill"].startswith("embedded ")
     first_attempts = [identity.first_attempt_settings({"model": "m", **g}) for g in (never, embedded)]
     assert first_attempts[0] != first_attempts[1], "a direct run never reuses the other's answers"
+
+
+def test_when_answers_stop_being_read_is_part_of_every_runs_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs made before the answer watch read every answer to its end: a run now never resumes them."""
+    for mode in ("direct", "selfdebug"):
+        watched = identity.generation_settings(Settings(), mode)
+        monkeypatch.setattr(answer_watch, "COPIED_LINES", answer_watch.COPIED_LINES + 1)
+        other = identity.generation_settings(Settings(), mode)
+        monkeypatch.undo()
+        assert watched["answer_ends"] != other["answer_ends"]
+        assert identity.first_attempt_settings({"model": "m", **watched}) != identity.first_attempt_settings(
+            {"model": "m", **other})
 
 
 def test_a_run_prefilling_only_its_first_answer_is_not_one_that_prefilled_every_answer() -> None:
