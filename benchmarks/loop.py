@@ -26,6 +26,7 @@ from pycapsule.capsule import capsule_by_qualname
 from pycapsule.commands.options import add_backend
 from pycapsule.config import Settings
 from pycapsule.context import module_context
+from pycapsule.debugging.answer_watch import AnswerTarget
 from pycapsule.debugging.signature import splice
 from pycapsule.events import AttemptFinished, Finished
 from pycapsule.executor import job_for
@@ -89,7 +90,8 @@ class ReplayProgrammer:
         self.calls = 0
 
     def stream(self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, seed: int | None = None,
-               cancel: threading.Event | None = None, progress: bool = False) -> Generator[str, None, Reply]:
+               cancel: threading.Event | None = None, progress: bool = False,
+               target: AnswerTarget | None = None) -> Generator[str, None, Reply]:
         text = self.replies[self.calls % len(self.replies)]
         self.calls += 1
         for start in range(0, len(text), 16):
