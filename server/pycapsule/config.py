@@ -130,6 +130,11 @@ class Settings(BaseModel):
     restart_after: int = Field(default=0, ge=0, le=50)
     """Failed fixes in a row before starting again from a fresh conversation (0: never a fix turn, every
     retry is a fresh conversation that names the earlier failures)."""
+    fix_repeated_failures: bool = False
+    """A fresh conversation whose answer fails as an earlier attempt did (the same headline) is followed by
+    one fix turn of that answer (its code and condensed failure) instead of yet another fresh one: a restart
+    names an earlier failure in one line, which a small model may not get past. Off until measured (issue
+    66)."""
     history_window: int = Field(default=2, ge=0, le=10)
     """Earlier failed attempts shown in a fix prompt, besides the last one."""
     iterator_examples: bool = True

@@ -332,6 +332,7 @@ class _Run:
             final = result
             if mode == "fix":
                 failed_fixes += 1
+            failed_alike = False  # a fresh conversation's answer failed as an earlier attempt did
             if result.repeated is not None:  # nothing new to show the model: the note says it repeated
                 repeat, repeat_temperature = result, temperature
             else:
@@ -339,11 +340,14 @@ class _Run:
                 if last is not None:
                     window.append((last.code, last.condensed))
                 last = result
+                failed_alike = mode != "fix" and result.headline in failures
                 if result.headline not in failures:
                     failures.append(result.headline)
             if result.examples_passed and self.list_only is None:
                 self.list_only = (attempt, result)
             self._consider(attempt, result)
+            if failed_alike and settings.fix_repeated_failures:
+                continue  # the next attempt is a fix turn of this answer, which shows its failure in full
             if failed_fixes >= settings.restart_after:
                 window, last, failed_fixes = [], None, 0
         if self.list_only is not None:

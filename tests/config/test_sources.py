@@ -32,6 +32,7 @@ SAMPLES = {
     "max_attempts": ("4", 4),
     "restart_after": ("2", 2),
     "history_window": ("1", 1),
+    "fix_repeated_failures": ("true", True),
     "iterator_examples": ("false", False),
     "min_caught": ("0.5", 0.5),
     "max_mutants": ("20", 20),

@@ -173,6 +173,25 @@ def test_a_restart_names_the_earlier_failures_but_shows_none_of_their_code(
     assert "a - b" not in task and "a * b" not in task
 
 
+@pytest.mark.parametrize("fix_repeated_failures", [False, True])
+def test_a_restart_that_fails_as_before_is_fixed_rather_than_restarted_when_the_user_asks(
+        openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path, fix_repeated_failures: bool) -> None:
+    alike = "```python\ndef add(a, b):\n    return -(b - a)\n```"  # other code, the same wrong results
+    openai_server.queue(WRONG, alike, RIGHT)
+    events, outcome = run(openai_server, sandbox, module_file, fix_repeated_failures=fix_repeated_failures)
+    assert outcome.status == "passed"
+    first, second = finished_attempts(events)[:2]
+    assert first.headline == second.headline
+    third = openai_server.chat_requests[2]
+    if fix_repeated_failures:
+        assert modes(events) == ["generate", "restart", "fix"]
+        assert "-(b - a)" in third.messages[1]["content"]
+        assert second.condensed in third.messages[-1]["content"]
+    else:
+        assert modes(events) == ["generate", "restart", "restart"]
+        assert [m["role"] for m in third.messages] == ["user"]
+
+
 def test_the_history_window_bounds_the_fix_prompt(
         openai_server: FakeOpenAI, sandbox: Sandbox, module_file: Path) -> None:
     openai_server.queue(WRONG, WRONG_TOO, "```python\ndef add(a, b):\n    return a ** b\n```", RIGHT)

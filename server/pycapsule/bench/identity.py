@@ -193,6 +193,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         values["loop"] = loop_fingerprint()
         if settings.answer_prefill != "never":  # earlier runs prefilled every answer; a first is the same
             values["prefilled_answers"] = "first"
+        if settings.fix_repeated_failures:  # added later: runs made without it keep their identity
+            values["fix_repeated_failures"] = True
         if settings.iterator_examples:  # added later: runs made without it keep their identity
             values["iterator_examples"] = iterator_fingerprint()
     return values
