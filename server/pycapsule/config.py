@@ -75,7 +75,8 @@ class Settings(BaseModel):
 
     # the model endpoint; no base_url and no api_key = the embedded local model
     model: str | None = Field(default=None, min_length=1)
-    """Model name at the endpoint (None: the endpoint's first model, or the embedded model)."""
+    """Model name at the endpoint (None: the embedded model, or the endpoint's first chat model:
+    `model_choice`)."""
     base_url: str | None = None
     """An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1, or "embedded" (None: the embedded
     model, or api.openai.com when an API key is set)."""
@@ -440,7 +441,7 @@ def _shown(key: str, value: Any) -> str:
 
 _NONE_MEANS = {
     "sandbox": "none (the first backend that works)",
-    "model": "none (the endpoint's first model)",
+    "model": "none (the endpoint's first chat model; gpt-4.1-mini on api.openai.com)",
 }
 
 

@@ -37,6 +37,7 @@ from pydantic import SecretStr
 
 from pycapsule.debugging.answer_watch import COMPLETE, COPIED, LOOPED, AnswerTarget, AnswerWatch
 from pycapsule.generators import Returning
+from pycapsule.model_choice import choose_model
 from pycapsule.model_progress import Progress, RequestWatch, ServerProbe, why_stalled
 from pycapsule.redact import mask_credentials
 
@@ -136,7 +137,7 @@ class ModelSettings:
     base_url: str | None
     """None: the `openai` client's default (api.openai.com)."""
     model: str | None
-    """None: the first model the endpoint lists."""
+    """None: the one `model_choice.choose_model` picks among those the endpoint lists."""
     api_key: SecretStr | None = field(default=None, repr=False)
     api_key_env: str = "OPENAI_API_KEY"
     request_timeout: float = 300.0
@@ -247,7 +248,7 @@ class Programmer:
         return f"the {self.settings.label}" if self.settings.label else f"the model at {self.where}"
 
     def model_name(self) -> str:
-        """The configured model, or the endpoint's first listed model."""
+        """The configured model, or the one `model_choice` picks among those the endpoint lists."""
         with self._lock:
             if self._model is None:
                 import openai
@@ -272,7 +273,14 @@ class Programmer:
                         f"the endpoint at {self.where} lists no models; "
                         "name one (--model or PYCAPSULE_MODEL)."
                     ))
-                self._model = models[0]
+                chosen = choose_model(models, self.settings.base_url)
+                if chosen is None:
+                    raise EndpointError(self._clean(
+                        f"the endpoint at {self.where} lists {len(models)} model(s) and none of them can "
+                        f"chat (they are for images, audio, embeddings or moderation, e.g. {models[0]}); "
+                        "name a chat model (--model or PYCAPSULE_MODEL)."
+                    ))
+                self._model = chosen
             return self._model
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, seed: int | None = None,

@@ -71,7 +71,7 @@ def test_config_shows_every_setting_with_its_source(clean_env: dict[str, str], t
     assert settings["max_attempts"]["value"] == 3 and settings["api_key"]["value"] == "***"
     assert settings["base_url"]["value"] == "https://***@llm.example/v1"
     assert settings["sandbox"]["user_only"] and not settings["max_attempts"]["user_only"]
-    assert report["endpoint"] == "https://***@llm.example/v1 (the endpoint's first model)"
+    assert report["endpoint"] == "https://***@llm.example/v1 (the endpoint's first chat model)"
     text = pycapsule("config", str(tmp_path), env=env)
     for shown in (done.stdout, done.stderr, text.stdout, text.stderr):
         assert "sk-never-shown" not in shown and "hunter2" not in shown and "alice" not in shown
@@ -82,7 +82,7 @@ def test_config_shows_every_setting_with_its_source(clean_env: dict[str, str], t
 def test_a_key_for_another_tool_is_shown_to_select_openai(clean_env: dict[str, str], tmp_path: Path) -> None:
     """The openai client's own variables choose the endpoint; the user must be able to see that."""
     done = pycapsule("config", str(tmp_path), env={**clean_env, "OPENAI_API_KEY": "sk-for-another-tool"})
-    assert ("model endpoint:   https://api.openai.com/v1 (the endpoint's first model), because "
+    assert ("model endpoint:   https://api.openai.com/v1 (model gpt-4.1-mini, the default there), because "
             "$OPENAI_API_KEY is set and no base_url is configured") in done.stdout
 
 

@@ -16,8 +16,8 @@ from pycapsule.redact import mask_credentials
     ({"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1/", "PYCAPSULE_MODEL": "qwen"},
      "http://127.0.0.1:8080/v1 (model qwen)"),
     ({"OPENAI_API_KEY": "sk-for-another-tool"},
-     "https://api.openai.com/v1 (the endpoint's first model), because $OPENAI_API_KEY is set and no "
-     "base_url is configured"),
+     "https://api.openai.com/v1 (model gpt-4.1-mini, the default there), because $OPENAI_API_KEY is set "
+     "and no base_url is configured"),
     ({"PYCAPSULE_API_KEY_ENV": "MY_KEY", "MY_KEY": "k", "PYCAPSULE_MODEL": "gpt-x"},
      "https://api.openai.com/v1 (model gpt-x), because $MY_KEY is set and no base_url is configured"),
     ({"OPENAI_BASE_URL": "ftp://files.example/v1", "OPENAI_API_KEY": "sk-x"},

@@ -11,6 +11,7 @@ import time
 import pytest
 from pycapsule.debugging.answer_watch import COPIED_LINES, AnswerTarget
 from pycapsule.generators import Returning
+from pycapsule.model_choice import HOSTED_OPENAI_DEFAULT, choose_model
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, ModelSettings, Programmer, Retrying
 from pydantic import SecretStr
 
@@ -350,3 +351,35 @@ def test_the_prompt_tokens_taken_from_the_endpoints_cache_are_counted(openai_ser
     assert (first.usage.prompt_tokens, first.usage.cached_tokens) == (1100, 1074)
     assert second.usage.cached_tokens == 0
     assert p.usage.cached_tokens == 1074
+
+
+NOT_CHAT = ("dall-e-3", "gpt-image-1", "tts-1-hd", "whisper-1", "gpt-4o-transcribe", "text-embedding-3-small",
+            "omni-moderation-latest", "gpt-4o-realtime-preview", "gpt-4o-audio-preview", "sora-2")
+
+
+def test_with_no_model_named_the_requests_go_to_the_first_model_that_can_chat() -> None:
+    with FakeOpenAI(models=(*NOT_CHAT, "qwen2.5-coder-7b", "llama-3-8b")) as server:
+        server.queue(Text("```python\ndef f():\n    return 1\n```"))
+        reply = programmer(server.base_url, model=None).complete(MESSAGES)
+        assert reply.model == "qwen2.5-coder-7b"
+        assert server.chat_requests[0].body["model"] == "qwen2.5-coder-7b"
+
+
+def test_an_endpoint_listing_only_models_that_cannot_chat_gets_a_sentence_naming_the_way_out() -> None:
+    with FakeOpenAI(models=NOT_CHAT) as server:
+        with pytest.raises(EndpointError) as error:
+            programmer(server.base_url, model=None).complete(MESSAGES)
+        message = str(error.value)
+        assert "none of them can chat" in message and "--model or PYCAPSULE_MODEL" in message
+        assert server.chat_requests == []
+
+
+@pytest.mark.parametrize(("listed", "base_url", "chosen"), [
+    ((*NOT_CHAT, "gpt-3.5-turbo", HOSTED_OPENAI_DEFAULT, "gpt-4o"), None, HOSTED_OPENAI_DEFAULT),
+    ((*NOT_CHAT, "gpt-3.5-turbo", HOSTED_OPENAI_DEFAULT), "https://api.openai.com/v1", HOSTED_OPENAI_DEFAULT),
+    ((*NOT_CHAT, "gpt-4o", "gpt-4o-mini"), None, "gpt-4o"),  # the key may not use the default: a chat model
+    (("gpt-3.5-turbo", HOSTED_OPENAI_DEFAULT), "http://127.0.0.1:8080/v1", "gpt-3.5-turbo"),
+])
+def test_on_the_hosted_openai_api_the_documented_default_chat_model_is_asked(
+        listed: tuple[str, ...], base_url: str | None, chosen: str) -> None:
+    assert choose_model(listed, base_url) == chosen

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pycapsule.config import Settings, endpoint_problem
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.embedded_model.errors import ModelInstallError
+from pycapsule.model_choice import unnamed_model
 from pycapsule.redact import mask_credentials
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -35,7 +36,7 @@ def endpoint_description(settings: Settings) -> str:
     """
     if settings.uses_embedded_model:
         return embedded_label(settings.embedded_model_size)
-    model = f"model {settings.model}" if settings.model else "the endpoint's first model"
+    model = f"model {settings.model}" if settings.model else unnamed_model(settings.base_url)
     if settings.base_url is None:
         return (f"{OPENAI_DEFAULT_URL} ({model}), because ${settings.api_key_env} is set and no base_url "
                 "is configured")
