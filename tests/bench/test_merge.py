@@ -69,8 +69,29 @@ def test_a_bad_shard_is_refused_with_the_expected_form(text: str) -> None:
 
 def test_a_bad_shard_on_the_command_line_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "humaneval", "--shard", "3/2"]) == 2
-    assert "argument --shard: expected I/N with 1 <= I <= N (e.g. 1/2: the first of two shards), not '3/2'" \
-        in capsys.readouterr().err
+    assert "argument --shard: expected I/N with 1 <= I <= N (e.g. 1/2: the first of two shards) or auto/N: " \
+           "not '3/2'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("environ", "shard"), [
+    ({"JOB_COMPLETION_INDEX": "0"}, Shard(1, 4)),  # a Kubernetes Indexed Job counts from 0
+    ({"JOB_COMPLETION_INDEX": "3"}, Shard(4, 4)),
+    ({"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "5"}, Shard(3, 4)),  # sbatch --array=5-8
+    ({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_MIN": "0"}, Shard(1, 4)),
+])
+def test_auto_takes_the_shard_index_from_the_scheduler_that_started_the_run(
+        environ: dict[str, str], shard: Shard) -> None:
+    assert parse_shard("auto/4", environ) == shard
+
+
+@pytest.mark.parametrize(("environ", "says"), [
+    ({}, "neither is set here"),
+    ({"JOB_COMPLETION_INDEX": "4"}, "the scheduler's index makes it 5/4"),  # a Job of more completions
+    ({"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_MIN": "0"}, "not a task index"),
+])
+def test_auto_without_a_usable_index_is_refused_in_one_sentence(environ: dict[str, str], says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        parse_shard("auto/4", environ)
 
 
 def test_a_manifest_holds_the_shards_that_ran_into_it_or_the_whole_run() -> None:

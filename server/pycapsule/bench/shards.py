@@ -8,8 +8,9 @@ configuration, run anywhere, are one run (`pycapsule bench merge` joins their fo
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -34,12 +35,41 @@ class Shard:
         return list(tasks[self.index - 1 :: self.count])
 
 
-def parse_shard(text: str) -> Shard:
-    """`I/N` with 1 <= I <= N; raises ValueError with one sentence otherwise."""
-    match = re.fullmatch(r"([0-9]+)/([0-9]+)", text.strip())
-    if match is None or not 1 <= int(match[1]) <= int(match[2]):
-        raise ValueError(f"expected I/N with 1 <= I <= N (e.g. 1/2: the first of two shards), not {text!r}")
-    return Shard(int(match[1]), int(match[2]))
+def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
+    """`I/N` with 1 <= I <= N, or `auto/N`, I then from the scheduler that started this process
+    (`scheduled_index`); raises ValueError with one sentence otherwise."""
+    expected = "expected I/N with 1 <= I <= N (e.g. 1/2: the first of two shards) or auto/N"
+    match = re.fullmatch(r"([0-9]+|auto)/([0-9]+)", text.strip())
+    if match is None:
+        raise ValueError(f"{expected}, not {text!r}")
+    automatic = match[1] == "auto"
+    index = scheduled_index(os.environ if environ is None else environ) if automatic else int(match[1])
+    count = int(match[2])
+    if not 1 <= index <= count:
+        where = f"the scheduler's index makes it {index}/{count}" if automatic else f"not {text!r}"
+        raise ValueError(f"{expected}: {where}")
+    return Shard(index, count)
+
+
+_SCHEDULERS = (("JOB_COMPLETION_INDEX", None), ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN"))
+"""The variable that numbers this process among its siblings, and the one holding the first number (None:
+it counts from 0): a Kubernetes Indexed Job's, a Slurm job array's."""
+
+
+def scheduled_index(environ: Mapping[str, str]) -> int:
+    """This process's 1-based shard index as the scheduler that started it numbers it: a Kubernetes Indexed
+    Job's $JOB_COMPLETION_INDEX (0, 1, ...), or a Slurm job array's $SLURM_ARRAY_TASK_ID counted from
+    $SLURM_ARRAY_TASK_MIN. Raises ValueError (one sentence) when neither is set."""
+    for variable, first_variable in _SCHEDULERS:
+        value = environ.get(variable, "").strip()
+        if not value:
+            continue
+        first = environ.get(first_variable, "").strip() if first_variable else "0"
+        if not (value.isdigit() and first.isdigit()):
+            raise ValueError(f"--shard auto: ${variable} is {value!r}, not a task index")
+        return int(value) - int(first) + 1
+    raise ValueError("--shard auto/N takes its index from a Kubernetes Indexed Job ($JOB_COMPLETION_INDEX) "
+                     "or a Slurm job array ($SLURM_ARRAY_TASK_ID), and neither is set here; give it as I/N")
 
 
 def shard_sort_key(label: str) -> tuple[int, int]:

@@ -135,7 +135,8 @@ def register(commands: Subcommands) -> None:
                        help="tasks at once, so requests at once to an endpoint (default: from the machine)")
     bench.add_argument("--shard", type=_shard, metavar="I/N",
                        help="only the tasks at positions I, I+N, I+2N... (after --limit), recorded under the "
-                            "whole run's hash; join the shards' folders with `pycapsule bench merge`")
+                            "whole run's hash; join the shards' folders with `pycapsule bench merge`; auto/N "
+                            "takes I from a Kubernetes Indexed Job or a Slurm job array")
     bench.add_argument("--out", metavar="DIR", help="where per-task results and the report go")
     add_model(bench)
     add_model_timeouts(bench)
