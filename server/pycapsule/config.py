@@ -586,9 +586,27 @@ def load_settings(
     else:
         layers.append(_Layer(overrides_source, override_values))
     settings, sources = _resolve(layers, warnings, user_file)
+    settings = _with_model_defaults(settings, sources)
     if settings.base_url == EMBEDDED:
         sources.pop("api_key", None)  # not used: shown as unset
     return LoadedSettings(settings, warnings, pyproject, sources, user_file)
+
+
+def model_default_source(size: str) -> str:
+    return f"the embedded {size} model's default"
+
+
+def _with_model_defaults(settings: Settings, sources: dict[str, str]) -> Settings:
+    """`settings` with the embedded model's own measured defaults (`ModelSpec.defaults`) for the keys
+    still at pycapsule's default; `sources` names the model for them."""
+    if not settings.uses_embedded_model:
+        return settings
+    spec = CATALOG[settings.embedded_model_size]
+    unset = [key for key, source in sources.items() if source == DEFAULT_SOURCE]
+    update = {key: value for key, value in spec.defaults if key in unset}
+    for key in update:
+        sources[key] = model_default_source(spec.size)
+    return Settings.model_validate({**settings.model_dump(), **update}) if update else settings
 
 
 def flag_type(key: str) -> Callable[[str], Any]:

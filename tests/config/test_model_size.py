@@ -1,16 +1,18 @@
 """The embedded model's size is one setting, `embedded_model_size`, with one documented variable
 ($PYCAPSULE_EMBEDDED_MODEL_SIZE, as every setting's): `pycapsule config` shows the size a run uses and where
 it came from (never "none" while 1.5b is used), and the older spelling $PYCAPSULE_MODEL_SIZE still works
-with a warning naming the variable to use (issue 49 item 5 f)."""
+with a warning naming the variable to use (issue 49 item 5 f). Each embedded model may carry defaults of its
+own, measured for it, used where nothing else sets the key (issue 66 item 3)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pycapsule.config import env_names, load_settings
-from pycapsule.embedded_model.catalog import resolve_size
+from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.embedded_model.which import endpoint_description
 
 from tests.config.test_cli import pycapsule
@@ -81,3 +83,34 @@ def test_a_caller_without_settings_reads_both_spellings(monkeypatch: pytest.Monk
     assert resolve_size(None) == "0.5b"
     monkeypatch.setenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", "1.5b")
     assert resolve_size(None) == "1.5b"
+
+
+@pytest.fixture
+def prefilling_1_5b(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B model measured best with its first answer prefilled (a default of its own)."""
+    monkeypatch.setitem(CATALOG, "1.5b", replace(CATALOG["1.5b"], defaults=(("answer_prefill", "embedded"),)))
+
+
+@pytest.mark.usefixtures("prefilling_1_5b")
+def test_the_embedded_models_own_defaults_apply_where_nothing_is_set_and_say_so(tmp_path: Path) -> None:
+    loaded = load_settings(tmp_path, None, {})
+    assert loaded.settings.answer_prefill == "embedded"
+    assert loaded.sources["answer_prefill"] == "the embedded 1.5b model's default"
+    other = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "0.5b"})
+    assert (other.settings.answer_prefill, other.sources["answer_prefill"]) == ("never", "default")
+
+
+@pytest.mark.usefixtures("prefilling_1_5b")
+def test_what_the_user_or_the_project_sets_beats_the_models_default(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.pycapsule]\nanswer_prefill = "never"\n')
+    loaded = load_settings(tmp_path, None, {})
+    assert loaded.settings.answer_prefill == "never"
+    assert loaded.sources["answer_prefill"] == str(tmp_path / "pyproject.toml")
+    flagged = load_settings(tmp_path / "elsewhere", {"answer_prefill": "always"}, {})
+    assert flagged.settings.answer_prefill == "always"
+
+
+@pytest.mark.usefixtures("prefilling_1_5b")
+def test_a_models_defaults_do_not_follow_the_user_to_an_endpoint(tmp_path: Path) -> None:
+    loaded = load_settings(tmp_path, None, {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"})
+    assert (loaded.settings.answer_prefill, loaded.sources["answer_prefill"]) == ("never", "default")

@@ -51,6 +51,9 @@ class ModelSpec:
     parts: tuple[Part, ...]
     sha256: str
     note: str = ""
+    defaults: tuple[tuple[str, object], ...] = ()
+    """Settings measured best for this model, (key, value): used where neither the user nor the project
+    sets the key (`pycapsule config` names the model as their source); each measurement is in docs/results."""
 
     @property
     def total_size(self) -> int:
