@@ -5,10 +5,13 @@ Usage: python3 docs/results/compare.py A B [--first-attempt]
 A and B are runs' records (`.jsonl`, or published `.jsonl.gz` under benchmarks/records/) or their
 manifests (`.json`, whose records are read wherever they are). Only tasks present in both are compared.
 --first-attempt compares whether attempt 1 passed the prompt's examples instead of the final hidden-test
-status. It reads records with this checkout's pycapsule (server/).
+status. Each run's cost comes with it: completion tokens per model call (median, p90, max) and the median
+seconds to a body that passes its examples (the attempts up to it), over the tasks both hold. It reads
+records with this checkout's pycapsule (server/).
 """
 
 import argparse
+import statistics
 import sys
 from math import comb
 from pathlib import Path
@@ -38,6 +41,19 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def cost(records: list[TaskRecord]) -> str:
+    """Completion tokens per call and the median time to a body passing its examples."""
+    tokens = sorted(completion for record in records for _, completion in record.attempt_tokens)
+    if not tokens:
+        return "no calls recorded"
+    p90 = tokens[min(len(tokens) - 1, round(0.9 * (len(tokens) - 1)))]
+    to_pass = [sum(r.attempt_seconds[: r.passed_attempt]) for r in records if r.passed_attempt]
+    waited = f"{statistics.median(to_pass):.1f} s" if to_pass else "-"
+    return (f"{len(tokens)} calls, completion tokens per call median {statistics.median(tokens):.0f}, "
+            f"p90 {p90}, max {tokens[-1]}; median to a body passing its examples {waited} "
+            f"({len(to_pass)} bodies)")
+
+
 def task_order(task: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10; other ids (realcode's file::function) by name."""
     prefix, _, last = task.rpartition("/")
@@ -58,7 +74,7 @@ def main() -> None:
         count = sum(passed(runs[t], args.first_attempt) for t in tasks)
         calls = sum(runs[t].model_calls for t in tasks) / max(1, len(tasks))
         print(f"{name}: {count}/{len(tasks)} passed ({100 * count / max(1, len(tasks)):.1f}%), "
-              f"{calls:.2f} model calls/task")
+              f"{calls:.2f} model calls/task; {cost([runs[t] for t in tasks])}")
     print(f"only A: {len(only_a)} {' '.join(t.split('/')[-1] for t in only_a)}")
     print(f"only B: {len(only_b)} {' '.join(t.split('/')[-1] for t in only_b)}")
     print(f"sign test (two-sided): p = {sign_test(len(only_a), len(only_b)):.3f}")
