@@ -87,6 +87,14 @@ def test_a_method_is_complete_inside_its_class() -> None:
     assert read(answer + "prose\n", target) == (COMPLETE, answer)
 
 
+def test_a_method_waits_for_a_helper_method_it_calls_on_self() -> None:
+    module = 'class Box:\n    def width(self):\n        return 2\n\n    def area(self):\n        """A."""\n'
+    target = AnswerTarget("area", module, "")
+    head = "```python\nclass Box:\n    def area(self):\n        return self.width() * self._height()\n"
+    answer = f"{head}\n    def _height(self):\n        return 3\n```\n"
+    assert read(answer + "prose\n", target) == (COMPLETE, answer)
+
+
 def test_code_inside_a_thinking_section_does_not_end_the_answer() -> None:
     thinking = f"<think>\nMaybe:\n```python\n{FUNCTION}```\nBut the cap...\n"
     assert read(thinking + "more thoughts\n" * 5)[0] is None

@@ -7,9 +7,10 @@ stop reading:
 - `LOOPED`: the answer's tail is a loop (`debugging.repetition`);
 - `COMPLETE`: the target function is complete and nothing after it can be part of it: its code fence has
   closed, or its `def` block has ended and the next top-level line is not one the function needs. Complete
-  means: it parses, its body is more than a stub, and every name it reads is bound (a builtin, a name of
-  the user's module, of the answer so far, or its own). An answer whose function still reads an unbound
-  name is read on: a helper may follow;
+  means: it parses, its body is more than a stub, every name it reads is bound (a builtin, a name of the
+  user's module, of the answer so far, or its own) and every method it calls on `self` or `cls` is one
+  the module's or the answer's classes define. An answer whose function still needs one is read on: a
+  helper may follow;
 - `COPIED`: the answer has started copying the prompt's context (`COPIED_LINES` lines in a row taken
   verbatim from the module context the prompt shows) before writing a complete function.
 
@@ -212,8 +213,10 @@ class AnswerWatch:
         known = self.target.module_names
         if known is None:
             return True
-        bound = _BUILTINS | known | self._answer_names | top_level_names(module.body)
-        return not (free_names(function) - bound)
+        classes = [node for node in module.body if isinstance(node, ast.ClassDef)]
+        bound = (_BUILTINS | known | self._answer_names | top_level_names(module.body)
+                 | {name for node in classes for name in top_level_names(node.body)})
+        return not (free_names(function) - bound) and not (_methods_called(function) - bound)
 
     def _learn_names(self, lines: list[str]) -> None:
         """Remembers what a closed block that is not the answer binds (an import, a helper)."""
@@ -243,6 +246,18 @@ def _find(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionD
                 if isinstance(item, _FUNCTIONS) and item.name == name:
                     return item
     return None
+
+
+def _methods_called(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The methods a method calls on `self` or `cls` (`self._helper(...)`): a helper method the answer may
+    write after it."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg not in ("self", "cls"):
+        return set()
+    receiver = arguments[0].arg
+    return {node.func.attr for node in ast.walk(function)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver}
 
 
 def _has_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
