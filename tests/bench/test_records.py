@@ -125,8 +125,10 @@ def test_compare_reads_published_records_and_manifests(tmp_path: Path) -> None:
     for run in (target, plain.manifest):
         compared = subprocess.run([sys.executable, str(RESULTS / "compare.py"), str(run), str(other)],
                                   capture_output=True, text=True, timeout=60, check=True).stdout
-        assert compared.splitlines()[:4] == ["A: 2/3 passed (66.7%), 1.00 model calls/task",
-                                             "B: 0/3 passed (0.0%), 1.00 model calls/task",
+        cost = "3 calls, completion tokens per call median 5, p90 5, max 5; median to a body passing its " \
+               "examples - (0 bodies)"
+        assert compared.splitlines()[:4] == [f"A: 2/3 passed (66.7%), 1.00 model calls/task; {cost}",
+                                             f"B: 0/3 passed (0.0%), 1.00 model calls/task; {cost}",
                                              "only A: 2 1 3", "only B: 0 "]
 
 
