@@ -7,8 +7,8 @@ Each attempt's answer is its raw reply where the record kept one (answers that y
 the code the loop ran: prose around the code is not recorded, so the tokens an answer spent after its
 code are not counted here (a lower bound; a live run measures them). An answer counts as *passed* when it
 passed its examples; a cut *changes* one when the function taken from what the watch keeps, with what it
-the code extracted from the whole answer. Tokens saved are estimated from each attempt's completion tokens
-by the share of characters cut.
+uses of the answer, differs from the one taken from the whole answer (`function_code`). Tokens saved are
+estimated from each attempt's completion tokens by the share of characters cut.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from pycapsule.capsule import CapsuleError, capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.context import module_context
 from pycapsule.debugging import UnusableReply
-from pycapsule.debugging.answer_watch import AnswerTarget, AnswerWatch, free_names, top_level_names
+from pycapsule.debugging.answer_watch import AnswerTarget, AnswerWatch
 from pycapsule.debugging.extraction import extract_code
+from pycapsule.debugging.statements import free_names, top_level_names
 from pycapsule.exit_codes import ExitCode
 from pycapsule.parsing import parse_source
 

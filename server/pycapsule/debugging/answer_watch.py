@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pycapsule.capsule import docstring_node, is_stub_statement
-from pycapsule.debugging.extraction import Fence, closes_fence, opening_fence
+from pycapsule.debugging.extraction import Fence, closes_fence, defined_function, opening_fence
 from pycapsule.debugging.repetition import RepetitionWatch
 from pycapsule.debugging.source_text import dedent_code
-from pycapsule.debugging.statements import bound_names, names_bound_within
+from pycapsule.debugging.statements import free_names, top_level_names
 from pycapsule.parsing import parse_source
 
 LOOPED = "looped"
@@ -42,7 +42,6 @@ _COPY_MIN_CHARS = 16
 _MAX_CHECKS = 200
 """Candidate ends an answer is parsed at before the watch stops looking for its end."""
 _BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__class__"}
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True)
@@ -61,14 +60,10 @@ class AnswerTarget:
             module = parse_source(self.module_source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return frozenset()
-        names = top_level_names(module.body)
-        for node in module.body:
-            if isinstance(node, ast.ClassDef):
-                names |= top_level_names(node.body)
         if any(isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
                for node in module.body):
             return None
-        return frozenset(names)
+        return frozenset(_names_with_classes(module))
 
     @cached_property
     def context_lines(self) -> frozenset[str]:
@@ -207,15 +202,13 @@ class AnswerWatch:
             module = parse_source(dedent_code("\n".join(lines) + "\n"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-        function = _find(module, self.target.name)
+        function = defined_function(module, self.target.name)
         if function is None or not _has_body(function):
             return False
         known = self.target.module_names
         if known is None:
             return True
-        classes = [node for node in module.body if isinstance(node, ast.ClassDef)]
-        bound = (_BUILTINS | known | self._answer_names | top_level_names(module.body)
-                 | {name for node in classes for name in top_level_names(node.body)})
+        bound = _BUILTINS | known | self._answer_names | _names_with_classes(module)
         return not (free_names(function) - bound) and not (_methods_called(function) - bound)
 
     def _learn_names(self, lines: list[str]) -> None:
@@ -237,15 +230,13 @@ def _defined_name(def_line: str) -> str:
     return rest.split("(", 1)[0].strip()
 
 
-def _find(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _names_with_classes(module: ast.Module) -> set[str]:
+    """What the module binds at its top level and in its top-level classes (their methods, attributes)."""
+    names = top_level_names(module.body)
     for node in module.body:
-        if isinstance(node, _FUNCTIONS) and node.name == name:
-            return node
         if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, _FUNCTIONS) and item.name == name:
-                    return item
-    return None
+            names |= top_level_names(node.body)
+    return names
 
 
 def _methods_called(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -263,26 +254,3 @@ def _methods_called(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
 def _has_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     statements = function.body[1:] if docstring_node(function) else function.body
     return bool(statements) and not all(is_stub_statement(statement) for statement in statements)
-
-
-def top_level_names(statements: list[ast.stmt]) -> set[str]:
-    """The names these statements bind where they stand (`bound_names`), those under an `if`, `try`, `with`
-    or loop included; not the locals of a definition."""
-    names: set[str] = set()
-    for statement in statements:
-        names.update(bound_names(statement))
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-            continue
-        for child in ast.iter_child_nodes(statement):
-            if isinstance(child, ast.stmt):
-                names |= top_level_names([child])
-            elif isinstance(child, ast.ExceptHandler):
-                names |= top_level_names(child.body)
-    return names
-
-
-def free_names(function: ast.AST) -> set[str]:
-    """The names a function reads that it does not bind itself (parameters and nested scopes included)."""
-    read = {node.id for node in ast.walk(function)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    return read - names_bound_within([function])

@@ -196,17 +196,21 @@ def _parses(code: str) -> ast.Module | None:
         return None
 
 
-def defines(module: ast.Module, name: str) -> bool:
-    """Whether the module defines a function `name` at top level or in a top-level class."""
+def defined_function(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module's function `name` at top level or in a top-level class (the first), or None."""
     for node in module.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
-            return True
-        if isinstance(node, ast.ClassDef) and any(
-            isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name
-            for item in node.body
-        ):
-            return True
-    return False
+            return node
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name:
+                    return item
+    return None
+
+
+def defines(module: ast.Module, name: str) -> bool:
+    """Whether the module defines a function `name` at top level or in a top-level class."""
+    return defined_function(module, name) is not None
 
 
 def _has_function(module: ast.Module) -> bool:

@@ -21,6 +21,29 @@ def bound_names(statement: ast.stmt) -> list[str]:
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
+def top_level_names(statements: list[ast.stmt]) -> set[str]:
+    """The names these statements bind where they stand (`bound_names`), those under an `if`, `try`, `with`
+    or loop included; not the locals of a definition."""
+    names: set[str] = set()
+    for statement in statements:
+        names.update(bound_names(statement))
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, ast.stmt):
+                names |= top_level_names([child])
+            elif isinstance(child, ast.ExceptHandler):
+                names |= top_level_names(child.body)
+    return names
+
+
+def free_names(function: ast.AST) -> set[str]:
+    """The names a function reads that it does not bind itself (parameters and nested scopes included)."""
+    read = {node.id for node in ast.walk(function)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return read - names_bound_within([function])
+
+
 def names_bound_within(nodes: Iterable[ast.AST]) -> set[str]:
     """Every name bound anywhere inside `nodes`, nested scopes included: assigned or deleted names,
     parameters, definitions, imports, `except ... as` and `match` captures, global and nonlocal names."""
