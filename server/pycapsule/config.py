@@ -44,7 +44,7 @@ from pydantic import (
     model_validator,
 )
 
-from pycapsule.embedded_model.catalog import CATALOG, DEFAULT_SIZE, OLD_SIZE_ENV
+from pycapsule.embedded_model.catalog import CATALOG, DEFAULT_SIZE, OLD_SIZE_ENV, SIZES
 from pycapsule.redact import mask_credentials
 from pycapsule.sandbox.roots import shared_folder
 
@@ -84,7 +84,10 @@ class Settings(BaseModel):
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The environment variable that holds the API key."""
     embedded_model_size: str = DEFAULT_SIZE
-    """Size of the embedded model: "0.5b" or "1.5b" ("tiny": random weights, for tests)."""
+    """Size of the embedded model: one of `catalog.SIZES` ("tiny": random weights, for tests)."""
+    embedded_model_file: str | None = None
+    """The absolute path of the user's own GGUF file, run as the embedded model instead of a catalog size:
+    nothing is downloaded, no digest pins it (docs/model.md). None: the catalog's `embedded_model_size`."""
     model_idle_timeout: float = Field(default=900.0, gt=0, le=86400)
     """Seconds the user's shared embedded model server waits without a request before it stops (read from
     the user's own configuration when the server starts; docs/model.md)."""
@@ -151,6 +154,11 @@ class Settings(BaseModel):
     """A body whose examples and tests pass is "passed" only when they catch at least this share of its
     mutants; below it, "passed_loosely": kept, with the changes that survive and examples that would catch
     them. 0 (the default, measured: docs/results/strength) never withholds "passed"; what survives is said."""
+    strict_signatures: bool = False
+    """A passing body that raises a type error on an input its annotations admit (the signature probes,
+    `pycapsule.strength.probes`) is "passed_loosely" rather than "passed". Off by default, measured
+    (docs/results/probes): on the published runs' bodies such errors came from loose annotations, not wrong
+    bodies; the input is always said and offered as an example to confirm."""
 
     # the sandbox
     sandbox: SandboxName | None = None
@@ -193,8 +201,18 @@ class Settings(BaseModel):
     @classmethod
     def _a_known_size(cls, size: str) -> str:
         if size.strip().lower() not in CATALOG:
-            raise ValueError(f"must be {' or '.join(repr(known) for known in CATALOG if known != 'tiny')}")
+            *others, last = (repr(known) for known in SIZES)
+            raise ValueError(f"must be {', '.join(others)} or {last}")
         return size.strip().lower()
+
+    @field_validator("embedded_model_file")
+    @classmethod
+    def _an_absolute_path(cls, value: str | None) -> str | None:
+        # whether it is a readable GGUF file is said when the model starts (own_file.py), not here: a file
+        # missing for a moment must not silently turn into a download of the default model
+        if value is not None and not os.path.isabs(value):
+            raise ValueError("it must be the absolute path of a GGUF file")
+        return value
 
     @field_validator("python")
     @classmethod
@@ -231,9 +249,11 @@ DEFAULTS = Settings()
 _KEYS = frozenset(Settings.model_fields)
 _WHERE_CODE_GOES = "a project may not choose where code runs or what is sent"
 _THE_MODEL = "the model is yours to choose, not a project's"
+_A_FILE_LOADED = "a project may not choose a file for your model server to load"
 _USER_ONLY_REASONS = {
     "sandbox": _WHERE_CODE_GOES, "base_url": _WHERE_CODE_GOES, "api_key_env": _WHERE_CODE_GOES,
     "python": _WHERE_CODE_GOES, "model": _THE_MODEL, "embedded_model_size": _THE_MODEL,
+    "embedded_model_file": _A_FILE_LOADED,
     "model_idle_timeout": "the shared model server is yours, not a project's",
 }
 USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
@@ -442,6 +462,7 @@ def _shown(key: str, value: Any) -> str:
 _NONE_MEANS = {
     "sandbox": "none (the first backend that works)",
     "model": "none (the endpoint's first chat model; gpt-4.1-mini on api.openai.com)",
+    "embedded_model_file": "none (the catalog's model of embedded_model_size)",
 }
 
 
@@ -599,8 +620,8 @@ def model_default_source(size: str) -> str:
 def _with_model_defaults(settings: Settings, sources: dict[str, str]) -> Settings:
     """`settings` with the embedded model's own measured defaults (`ModelSpec.defaults`) for the keys
     still at pycapsule's default; `sources` names the model for them."""
-    if not settings.uses_embedded_model:
-        return settings
+    if not settings.uses_embedded_model or settings.embedded_model_file is not None:
+        return settings  # a file of the user's own was never measured
     spec = CATALOG[settings.embedded_model_size]
     unset = [key for key, source in sources.items() if source == DEFAULT_SOURCE]
     update = {key: value for key, value in spec.defaults if key in unset}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pycapsule.capsule import Capsule, capsule_by_qualname, read_capsules
 from pycapsule.config import Settings, project_root
+from pycapsule.doc_examples import doc_examples
 from pycapsule.events import Event, Finished, Notice, Outcome, Status, Unavailable
 from pycapsule.executor import doctest_job
 from pycapsule.history import History
@@ -154,8 +155,11 @@ class Engine:
                  cancel: threading.Event | None = None) -> Strength | None:
         """How tightly the examples (and `tests`, which passed on `source`) pin the passing body of `capsule`
         down (`pycapsule.strength`); None when the check is off or nothing checks it."""
-        return assess(self.sandbox(), capsule, source, self.settings, examples=capsule.verified_by_doctests,
-                      tests=tests, root=project_root(capsule.path), cancel=cancel)
+        root = project_root(capsule.path)
+        documented = doc_examples(capsule.path, capsule.qualname, root, capsule.module_source)
+        examples = capsule.verified_by_doctests or bool(documented)
+        return assess(self.sandbox(), capsule, source, self.settings, examples=examples, tests=tests,
+                      root=root, cancel=cancel)
 
     def close(self) -> None:
         with self._lock:

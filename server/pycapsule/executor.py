@@ -11,7 +11,8 @@ from pycapsule.config import project_root
 from pycapsule.debugging.errors import condense, failure_line, headline
 from pycapsule.debugging.iterator_examples import IteratorExamples, iterator_failure
 from pycapsule.debugging.sandbox_lacks import sandbox_lacks
-from pycapsule.project import loose_name, module_import
+from pycapsule.doc_examples import examples_in_source
+from pycapsule.project import ModuleImport, loose_name, module_import
 from pycapsule.sandbox.api import DoctestItem, Job, RunResult, Sandbox
 
 
@@ -40,12 +41,15 @@ class Verdict:
 
 
 def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None, timeout: float,
-                root: Path | None = None) -> Job:
+                root: Path | None = None, definitions_from: str | None = None) -> Job:
     """The module's top-level code runs first, imported as its project imports it, then the doctests of
-    `targets` (None: the whole module, as doctest and pytest find them).
+    `targets` (None: the whole module, as doctest and pytest find them), then their examples in the
+    project's documentation (`pycapsule.doc_examples`).
 
     `root`: the project folder made readable (default: found from `path`). A text with no file runs as a
-    loose `__main__` module."""
+    loose `__main__` module. `definitions_from`: a text defining the same functions as `source` (default:
+    `source`), read to know which targets documentation can call: the same text for every body a run
+    tries, parsed once."""
     if path is None:
         return Job(source=source, filename="capsule.py", doctest_targets=targets, timeout=timeout,
                    project_root=root)
@@ -65,13 +69,22 @@ def doctest_job(source: str, path: Path | None, targets: tuple[str, ...] | None,
         import_paths=found.import_paths,
         optionflags=found.optionflags,
         conftests=found.conftests,
+        documents=documentation_items(definitions_from or source, found, targets),
     )
+
+
+def documentation_items(source: str, module: ModuleImport, targets: tuple[str, ...] | None
+                        ) -> tuple[DoctestItem, ...]:
+    """The documentation examples of the functions and methods among `targets` (None: all of the module's;
+    not a class, nor a function nested in another), each reported as its function's (`doc_examples`)."""
+    found = examples_in_source(module, source, targets)
+    return tuple(doc.item(qualname) for qualname, docs in found.items() for doc in docs)
 
 
 def job_for(capsule: Capsule, source: str, timeout: float, root: Path | None = None,
             trace_lines: bool = False) -> Job:
     """Only the target's doctests run (`trace_lines`: noting the module's lines they run)."""
-    job = doctest_job(source, capsule.path, (capsule.qualname,), timeout, root)
+    job = doctest_job(source, capsule.path, (capsule.qualname,), timeout, root, capsule.module_source)
     return replace(job, trace_lines=trace_lines)
 
 

@@ -51,6 +51,7 @@ from pycapsule.debugging.extraction import NoCodeError, extract_code
 from pycapsule.debugging.iterator_examples import iterator_examples
 from pycapsule.debugging.same_code import code_key
 from pycapsule.debugging.signature import SignatureMismatch, TextEdit, splice
+from pycapsule.doc_examples import describe, doc_examples
 from pycapsule.event_text import repeated as repeated_text
 from pycapsule.events import (
     AttemptFinished,
@@ -243,7 +244,10 @@ class _Run:
         self.started = time.monotonic()
         self.usage = Usage()
         self.attempts = 0
-        self.verified = capsule.verified_by_doctests
+        self.root = project_root(capsule.path)
+        self.docs = doc_examples(capsule.path, capsule.qualname, self.root, capsule.module_source)
+        """Its examples in the project's documentation: they run with the docstring's (job_for)."""
+        self.verified = capsule.verified_by_doctests or (bool(self.docs) and capsule.doctest_error is None)
         self.iterators = iterator_examples(capsule) if settings.iterator_examples and self.verified else None
         self.original: _Attempt | None = None
         """A repair (the function had a body, which failed): that body's attempt 0."""
@@ -251,7 +255,6 @@ class _Run:
         self.list_only: tuple[int, _Attempt] | None = None
         """The first answer that passed its examples but not with iterators, and its attempt: applied if none
         does better."""
-        self.root = project_root(capsule.path)
         prefill = settings.answer_prefill == "always" or (
             settings.answer_prefill == "embedded" and programmer.settings.local)
         self.prefix = answer_prefix(capsule) if prefill else None
@@ -391,7 +394,7 @@ class _Run:
 
     def _checking(self, attempt: int) -> Checking:
         """What the sandbox is about to run for an answer."""
-        examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
+        examples = self._examples()[0] if self.verified else 0
         tests = len(self.tests.selection.node_ids) if self.tests is not None else 0
         return Checking(attempt, examples, tests)
 
@@ -411,7 +414,7 @@ class _Run:
         if result.verdict == "passed":
             what, _ = self._what_ran(result)
             strength = yield from self._strength(result, 0)
-            if strength is not None and not strength.pinned(self.settings.min_caught):
+            if strength is not None and not self._pinned(strength):
                 yield self._finish("passed_loosely", f"{capsule.qualname}: {what} already pass, but "
                                    f"{_loose(strength)}; nothing changed", verified_by=what, result_attempt=0,
                                    verification=f"loosely {_verified(what, strength=strength)}",
@@ -528,7 +531,8 @@ class _Run:
 
     def _run_module(self, source: str) -> Verdict:
         """No doctests to run: at least the module must still import."""
-        job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=())
+        job = replace(job_for(self.capsule, source, self.settings.job_timeout, self.root), doctest_targets=(),
+                      documents=())
         return judge(self.capsule, self.sandbox.run(job, self.cancel))
 
     def _success(self, result: _Attempt, attempt: int) -> Generator[Event, None, None]:
@@ -545,7 +549,7 @@ class _Run:
             strength = yield from self._strength(result, attempt)
             passed = f"{name}: {what} pass after {self.attempts} attempt(s)"
             verification = _verified(what, weak and strength is None, strength)
-            if strength is not None and not strength.pinned(self.settings.min_caught):
+            if strength is not None and not self._pinned(strength):
                 yield self._finish("passed_loosely", f"{passed}, but {_loose(strength)}{self._size(result)}",
                                    result.new_source, result.edits, verified_by=what, result_attempt=attempt,
                                    verification=f"loosely {verification}", strength=strength)
@@ -562,6 +566,9 @@ class _Run:
             yield self._finish("not_verified", f"{name}: body generated but NOT verified: {why}",
                                result.new_source, result.edits, result_attempt=attempt,
                                verification=_not_verified(why))
+
+    def _pinned(self, strength: Strength) -> bool:
+        return strength.pinned(self.settings.min_caught, self.settings.strict_signatures)
 
     def _strength(self, result: _Attempt, attempt: int) -> Generator[Event, None, Strength | None]:
         """How many small changes of the passing body `result` its examples and tests catch, with examples
@@ -592,21 +599,30 @@ class _Run:
         """What checked a passing body ('3 examples + 12 tests (tests/test_x.py; 7 of 9 body lines run)',
         the lines counted over the examples and the tests together), and whether those runs ran less than
         half of its lines: weakly verified ('2 examples (1 of 6 body lines run)')."""
-        examples = sum(not example.skipped for example in self.capsule.examples) if self.verified else 0
+        examples, what = self._examples() if self.verified else (0, "")
         if result.new_source is None:
-            return counted(examples, "example") if examples else "nothing", False
+            return what if examples else "nothing", False
         ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())
         covered = coverage(ran, result.new_source, self.capsule.qualname)
         if result.tests is not None and self.tests is not None:
-            parts = [counted(examples, "example")] if examples else []
+            parts = [what] if examples else []
             parts.append(self.tests.describe(result.tests, covered))
             return " + ".join(parts), covered.weak
         if not examples:
             return "nothing", False
         if covered.weak:  # said only then: for most functions the examples run every line
             lines = counted(covered.lines, "body line")
-            return f"{counted(examples, 'example')} ({covered.ran} of {lines} run)", True
-        return counted(examples, "example"), False
+            return f"{what} ({covered.ran} of {lines} run)", True
+        return what, False
+
+    def _examples(self) -> tuple[int, str]:
+        """How many examples run (the docstring's, then the documentation's) and what they are ('1 example +
+        2 documentation examples (README.md:12)')."""
+        own = sum(not e.skipped for e in self.capsule.examples) if self.capsule.verified_by_doctests else 0
+        parts = [counted(own, "example")] if own else []
+        if self.docs:
+            parts.append(describe(self.docs))
+        return own + sum(doc.examples for doc in self.docs), " + ".join(parts)
 
     def _unverified(self) -> str:
         """Why nothing checks the function (capsule.verified_by_doctests is False)."""

@@ -36,19 +36,20 @@ class _Start:
     """The embedded model starting in a thread of its own (an install can take minutes): its lines so far,
     then its endpoint or its error."""
 
-    def __init__(self, size: str | None) -> None:
+    def __init__(self, size: str | None, own_file: str | None = None) -> None:
         self.lines: list[str] = []
         self.began = time.monotonic()
         self.done = threading.Event()
         self.endpoint: Any = None
         self.error: Exception | None = None
-        threading.Thread(target=self._run, args=(size,), name="pycapsule-embedded-model", daemon=True).start()
+        threading.Thread(target=self._run, args=(size, own_file), name="pycapsule-embedded-model",
+                         daemon=True).start()
 
-    def _run(self, size: str | None) -> None:
+    def _run(self, size: str | None, own_file: str | None) -> None:
         from pycapsule.embedded_model.endpoint import start_local_endpoint
 
         try:
-            self.endpoint = start_local_endpoint(size, on_progress=self.lines.append)
+            self.endpoint = start_local_endpoint(size, on_progress=self.lines.append, own_file=own_file)
         except Exception as error:  # ModelInstallError / ModelServerError carry one sentence
             self.error = error
         finally:
@@ -67,7 +68,8 @@ class ModelSource:
         embedded = settings.uses_embedded_model
         self.settings = ModelSettings.from_settings(
             settings, one_at_a_time=embedded, local=embedded,
-            label=embedded_label(settings.embedded_model_size) if embedded else None)
+            label=(embedded_label(settings.embedded_model_size, settings.embedded_model_file)
+                   if embedded else None))
         """What the programmer will be (the embedded model's `base_url` and `model` once it runs)."""
 
     @property
@@ -102,7 +104,8 @@ class ModelSource:
             if (problem := endpoint_problem(self._settings)) is not None:
                 raise EndpointError(problem)
             if self._settings.uses_embedded_model:
-                start = self._start = self._start or _Start(self._settings.embedded_model_size)
+                start = self._start = self._start or _Start(self._settings.embedded_model_size,
+                                                            self._settings.embedded_model_file)
         if not self._settings.uses_embedded_model:
             yield Progress("connecting")  # the client's import takes seconds on a busy machine
             made = Programmer(self.settings)

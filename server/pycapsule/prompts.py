@@ -57,7 +57,7 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
         owner = capsule.qualname.rsplit(".", 1)[0]
         where = f" (it is `{capsule.qualname}`, defined inside `{owner}`)"
     code = function_task(capsule).removesuffix("\n")
-    task = f"Complete this Python function{where}:\n{fenced(code)}\n"
+    task = f"{_documentation(capsule)}Complete this Python function{where}:\n{fenced(code)}\n"
     context = (context or "").strip()
     if not context:
         return task
@@ -66,6 +66,21 @@ def _task_message(capsule: Capsule, context: str | None) -> str:
                 f"them):\n{fenced(context)}\n\n{task}")
     return f"{task}\nIt can use these names from its module (they exist already; do not repeat them):\n" \
            f"{fenced(context)}\n"
+
+
+def _documentation(capsule: Capsule) -> str:
+    """The function's examples in the project's documentation (`doc_examples`), which it must pass too, as
+    the task's own ('' when it has none); before the task, so that the request still ends with the
+    function."""
+    from pycapsule.doc_examples import doc_examples, prompt_text
+
+    docs = doc_examples(capsule.path, capsule.qualname, source=capsule.module_source)
+    text = prompt_text(docs).rstrip("\n")
+    if not text:
+        return ""
+    fence = code_fence(text)
+    return (f"The project's documentation shows `{capsule.name}` in use; these examples must pass too:\n"
+            f"{fence}pycon\n{text}\n{fence}\n\n")
 
 
 def context_goes_first(context: str) -> bool:

@@ -19,8 +19,9 @@ from pycapsule.bench.datasets.files import locate
 from pycapsule.bench.datasets.realcode import read_realcode, stub
 from pycapsule.bench.records import read_records
 from pycapsule.bench.tasks import BenchTask, DatasetError
-from pycapsule.bench.workspace import TreeWorkspace, without_tests, workspace
+from pycapsule.bench.workspace import DOCUMENTATION, TreeWorkspace, without_tests, workspace
 from pycapsule.capsule import capsule_by_qualname
+from pycapsule.doc_examples import doc_examples
 from pycapsule.sandbox.api import Sandbox
 
 from tests.datasets import tasks_of
@@ -160,8 +161,13 @@ def test_the_model_works_in_a_copy_of_the_tree_that_has_no_tests_and_scoring_put
         assert (task.project.tree / hidden).exists() and not (place.tree / hidden).exists()
         assert not any(Path(hidden) in p.parents for p in copied)
     assert not any(p.name.startswith("test_") for p in copied)
+    documentation = [path for path in DOCUMENTATION if (task.project.tree / path).exists()]
+    assert documentation, "the library has a README or docs/ whose examples the model must not be given"
+    assert not any((place.tree / path).exists() for path in documentation)
+    assert doc_examples(capsule.path, capsule.qualname) == ()
     assert place.score(sandbox, task.reference).passed
     assert all((place.tree / hidden).exists() for hidden in task.project.hidden)
+    assert all((place.tree / path).exists() for path in documentation)
     assert (task.project.tree / task.project.file).read_text(encoding="utf-8") == task.reference
 
 

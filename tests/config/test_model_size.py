@@ -6,15 +6,18 @@ own, measured for it, used where nothing else sets the key (issue 66 item 3)."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pycapsule.config import env_names, load_settings
-from pycapsule.embedded_model.catalog import CATALOG, resolve_size
+from pycapsule.embedded_model.catalog import CATALOG, SIZES, resolve_size
 from pycapsule.embedded_model.which import endpoint_description
 
+from tests.checkout import ROOT
 from tests.config.test_cli import pycapsule
 
 DEPRECATED = "$PYCAPSULE_MODEL_SIZE is deprecated"
@@ -71,10 +74,31 @@ def test_a_size_is_read_as_the_catalog_names_it(tmp_path: Path, text: str, size:
 
 
 def test_an_unknown_size_is_one_warning_and_the_default(tmp_path: Path) -> None:
-    loaded = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "7b"})
+    loaded = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "13b"})
     assert loaded.settings.embedded_model_size == "1.5b"
-    assert loaded.warnings == ["Setting 'embedded_model_size' = '7b' from $PYCAPSULE_EMBEDDED_MODEL_SIZE is "
-                               "invalid (must be '0.5b' or '1.5b'); using the default '1.5b'."]
+    assert loaded.warnings == ["Setting 'embedded_model_size' = '13b' from $PYCAPSULE_EMBEDDED_MODEL_SIZE is "
+                               "invalid (must be '0.5b', '1.5b', '3b' or '7b'); using the default '1.5b'."]
+
+
+def test_the_sizes_offered_everywhere_are_the_catalogs() -> None:
+    """The setting, `model install|serve --size`, VS Code's choices and the docs' table: one list."""
+    from pycapsule.commands import model
+
+    assert SIZES == ("0.5b", "1.5b", "3b", "7b")
+    for size in SIZES:
+        assert load_settings(None, {"embedded_model_size": size}, {}).warnings == []
+    parser = argparse.ArgumentParser()
+    model.register(parser.add_subparsers())
+    for action in ("install", "serve"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["model", action, "--size", "13b"])
+        assert parser.parse_args(["model", action, "--size", "7b"]).size == "7b"
+    manifest = json.loads((ROOT / "vscode-client" / "package.json").read_text(encoding="utf-8"))
+    choices = manifest["contributes"]["configuration"]["properties"]["pycapsule.embeddedModelSize"]["enum"]
+    assert choices == [*SIZES, None]
+    docs = (ROOT / "docs" / "generate.md").read_text(encoding="utf-8")
+    [row] = [line for line in docs.splitlines() if line.startswith("| `embedded_model_size` |")]
+    assert re.findall(r"`(\d[\d.]*b)`", row.split("|")[3]) == list(SIZES)
 
 
 def test_a_caller_without_settings_reads_both_spellings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -221,3 +221,42 @@ async def test_by_default_the_run_passes_with_hover_and_the_actions_but_no_diagn
         assert not loose(editor.client.diagnostics.get(uri, []))
     finally:
         await stop_editor(editor)
+
+
+LABELS = '''from typing import Any
+
+
+def join_all(items: list[Any]) -> str:
+    """The items joined by commas.
+
+    >>> join_all(["a", "b"])
+    'a, b'
+    """
+'''
+JOINS_STRINGS_ONLY = '```python\ndef join_all(items):\n    return ", ".join(items)\n```'
+
+
+async def test_an_admitted_input_the_body_raises_on_is_on_hover_and_offered_as_an_example(
+        fake: ScriptedModel, project: Path, tmp_path: Path):
+    env = server_env(fake.base_url, tmp_path)
+    editor = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
+    try:
+        fake.queue(JOINS_STRINGS_ONLY)
+        uri = editor.open("labels.py", LABELS)
+        line = line_of(LABELS, "def join_all")
+        actions = await editor.code_actions(uri, line) or []
+        [action] = [a for a in actions if a.title == "Generate & self-debug"]
+        result = await editor.run(action.command)
+
+        assert result["status"] == "passed", result  # strict_signatures is off by default
+        call = re.search(r"on inputs its annotations admit, `(join_all\(\[.*?\]\))` raises TypeError",
+                         result["message"]).group(1)
+        hover = await editor.hover(uri, line, 6)
+        assert hover is not None
+        text = html.unescape(MarkdownIt("commonmark").render(hover.contents.value))
+        assert "inputs its annotations admit that it raises on" in text
+        assert f">>> {call}\nTraceback (most recent call last):\n    ...\nTypeError: sequence item 0" in text
+        listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return")))
+        assert any(title.startswith(f"Add example `{call}`") for title in listed), list(listed)
+    finally:
+        await stop_editor(editor)

@@ -276,7 +276,7 @@ def test_a_run_cancelled_after_its_model_server_was_killed_starts_none_and_the_n
         return sum(isinstance(e, ModelProgress) and e.progress.note.startswith("starting the local model")
                    for e in events)
 
-    with Engine(Settings(max_attempts=1)) as engine:
+    with Engine(Settings(max_attempts=1, embedded_model_size="tiny")) as engine:
         first = list(engine.generate(capsule))
         assert starts(first) == 1 and isinstance(first[-1], Finished)
         (server,) = model_servers(runtime_dir)
@@ -301,7 +301,7 @@ def test_the_engine_tells_the_thread_count_the_user_pinned_for_the_embedded_mode
 ) -> None:
     """Greedy answers can differ between thread counts, so a benchmark records the count it ran on."""
     monkeypatch.setenv("PYCAPSULE_MODEL_THREADS", "1")
-    with Engine(Settings(max_attempts=1)) as engine:
+    with Engine(Settings(max_attempts=1, embedded_model_size="tiny")) as engine:
         assert engine.model_threads is None  # nothing started yet
         engine.programmer()
         assert engine.model_threads == 1

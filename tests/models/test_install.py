@@ -148,9 +148,9 @@ def test_sizes_come_from_the_argument_then_the_environment_then_the_default(
     monkeypatch.setenv("PYCAPSULE_EMBEDDED_MODEL_SIZE", "0.5B")
     assert resolve_size(None) == "0.5b"
     assert resolve_size("1.5b") == "1.5b"
-    expected = r"^unknown model size '7b': choose one of 0\.5b, 1\.5b, tiny\.$"
+    expected = r"^unknown model size '13b': choose one of 0\.5b, 1\.5b, 3b, 7b, tiny\.$"
     with pytest.raises(ModelInstallError, match=expected):
-        spec_for("7b")
+        spec_for("13b")
 
 
 def test_the_model_dir_is_the_user_data_dir_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:

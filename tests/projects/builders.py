@@ -856,3 +856,82 @@ def project_with_tests_and_venv(root: Path, pytest_site: str | None = None) -> P
     if pytest_site is not None:
         (site / "zz_pytest.pth").write_text(pytest_site + "\n")
     return root / "src/stats/core.py"
+
+
+DOCUMENTED_README = '''\
+# textkit
+
+Turn a title into a URL slug:
+
+```pycon
+>>> from textkit import slugify
+>>> slugify("Hello World")
+'hello-world'
+
+```
+
+`initials` is described in the API reference.
+'''
+
+DOCUMENTED_USAGE = '''\
+Usage
+=====
+
+Every run of spaces becomes one separator::
+
+    >>> import textkit.slugs
+    >>> textkit.slugs.slugify("  Many   Spaces ")
+    'many-spaces'
+    >>> [textkit.slugs.slugify(title) for title in ["A b", "C"]]
+    ['a-b',
+     'c']
+'''
+
+
+def documented_package(root: Path, normalize_whitespace: bool = True) -> Path:
+    """`src/textkit/slugs.py`, whose `slugify` has no examples of its own: README.md imports it from the
+    package (which re-exports it) and calls it in a ```pycon block; docs/usage.rst imports the module and
+    calls it there, one result written over two lines (NORMALIZE_WHITESPACE, the project's pytest flag unless
+    `normalize_whitespace` is False). `initials` is named in the README's prose but never called; `shout`
+    has a docstring example. pytest's `--doctest-glob` runs both files as written (`pythonpath = src`)."""
+    flags = 'doctest_optionflags = "NORMALIZE_WHITESPACE"\n' if normalize_whitespace else ""
+    write_tree(root, {
+        "pyproject.toml": f'''
+            [project]
+            name = "textkit"
+            version = "0"
+
+            [tool.setuptools.packages.find]
+            where = ["src"]
+
+            [tool.pytest.ini_options]
+            pythonpath = ["src"]
+            {flags}''',
+        "src/textkit/__init__.py": "from .slugs import slugify\n\n__all__ = [\"slugify\"]\n",
+        "src/textkit/_separator.py": "SEPARATOR = \"-\"\n",
+        "src/textkit/slugs.py": '''
+            from ._separator import SEPARATOR
+
+
+            def slugify(title):
+                """The title's words, lower-cased and joined by the separator."""
+                return SEPARATOR.join(title.lower().split())
+
+
+            def initials(title):
+                """The first letter of each word."""
+                return "".join(word[0] for word in title.split())
+
+
+            def shout(title):
+                """
+                >>> shout("hi")
+                'HI'
+                """
+                return title.upper()
+        ''',
+    })
+    (root / "README.md").write_text(DOCUMENTED_README)
+    (root / "docs").mkdir()
+    (root / "docs" / "usage.rst").write_text(DOCUMENTED_USAGE)
+    return root / "src" / "textkit" / "slugs.py"

@@ -45,10 +45,13 @@ def check_json(target: str, home: Path) -> tuple[int, dict[str, Any]]:
 
 def outcome(function: dict[str, Any]) -> str:
     """One function's result in `check --json`, in pytest's words: "failed", "passed" (at least one
-    example ran and none failed) or "skipped" (nothing verified: no example ran)."""
-    if function.get("parse_error") or function["failed"]:
+    example ran and none failed) or "skipped" (nothing verified: no example ran). Only its docstring's
+    examples, as `pytest --doctest-modules` runs them: the project's documentation's (`documented`, failures
+    with a `document`) are `--doctest-glob`'s."""
+    own_failures = [f for f in function["failures"] if not f.get("document")]
+    if function.get("parse_error") or own_failures:
         return "failed"
-    return "passed" if function["attempted"] > 0 else "skipped"
+    return "passed" if function["attempted"] - function.get("documented", 0) > 0 else "skipped"
 
 
 def outcomes(report: dict[str, Any]) -> dict[str, str]:

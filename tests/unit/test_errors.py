@@ -132,3 +132,18 @@ def test_a_long_value_in_the_headline_is_cut_between_words_around_the_difference
     line = headline(failing(ExampleFailure("f", "f()\n", 3, sentence, "None\n")))
     assert line == ("doctest failed (1 of 3): f() expected 'The quick brown fox jumps over the lazy dog and "
                     "keeps on …, got None")
+
+
+def test_an_example_of_the_projects_documentation_is_named_by_its_file_and_line() -> None:
+    documented = ExampleFailure("add", "add(1, 2)\n", 12, "3\n", "4\n", document="README.md")
+    assert condense(failing(documented)) == \
+        "Failed example of the project's documentation: add(1, 2) (README.md:12)\nExpected: 3\nGot: 4"
+    assert headline(failing(documented)) == \
+        "doctest failed (1 of 3): add(1, 2) (README.md:12) expected 3, got 4"
+
+
+def test_a_markdown_fence_taken_in_as_expected_output_is_said() -> None:
+    fenced = ExampleFailure("add", "add(1, 2)\n", 12, "3\n```\n", "3\n", document="README.md")
+    assert condense(failing(fenced)).endswith(
+        "Note: the expected output ends in the code fence '```': doctest reads it up to a blank line, as "
+        "pytest does; put a blank line before the fence.")

@@ -20,6 +20,7 @@ from pycapsule.debugging import answer_watch, repetition
 from pycapsule.debugging.iterator_examples import iterator_examples, iterator_failure
 from pycapsule.debugging.sandbox_lacks import sandbox_lacks
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
+from pycapsule.embedded_model.own_file import own_alias
 from pycapsule.loop import REPEAT_HEAT
 from pycapsule.prompts import answer_prefix, fix_messages, generate_messages, restart_messages
 from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, MissingResource, RunResult
@@ -39,6 +40,10 @@ def embedded_size(name: str | None) -> str | None:
 
 def model_identity(settings: Settings) -> dict[str, Any]:
     """Which model answers: the embedded file (by SHA-256) or an endpoint's model (host, no credentials)."""
+    if settings.uses_embedded_model and settings.embedded_model_file is not None:
+        own = Path(settings.embedded_model_file)  # the user's own file: no pinned digest to record
+        return {"kind": "embedded", "name": own_alias(own), "file": own.name, "path": str(own),
+                "sha256": None}
     if settings.uses_embedded_model:
         spec = CATALOG[resolve_size(settings.embedded_model_size)]
         return {"kind": "embedded", "name": spec.alias, "file": spec.filename, "sha256": spec.sha256}

@@ -3,7 +3,9 @@
 For a task of a real source tree (realcode) the copy holds the stubbed module in its real place, so
 the engine generates into a real file of a real package, and none of the library's tests (they are
 put back only to score, after generation is over); for realcode-visible, the library's tests less the
-hidden half of the function's, as a project's own tests. The copy is deleted when the task is done.
+hidden half of the function's, as a project's own tests. Its README and docs/ are put back only to score
+too: their examples would be the function's (`pycapsule.doc_examples`), and the protocol gives the model
+only the prompt's. The copy is deleted when the task is done.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pycapsule.bench.pytest_job import pytest_job
 from pycapsule.bench.scorer import Score, judge, score
 from pycapsule.bench.tasks import BenchTask, ProjectTask
 from pycapsule.capsule import Capsule, capsule_by_qualname
+from pycapsule.doc_examples import DOC_SUFFIXES, DOCS_FOLDER
 from pycapsule.parsing import parse_source
 from pycapsule.sandbox.api import Sandbox
 
@@ -60,28 +63,32 @@ def _readable(path: Path) -> None:
                 file.chmod(file.stat().st_mode | 0o444)
 
 
+DOCUMENTATION = (*(f"README{suffix}" for suffix in DOC_SUFFIXES), DOCS_FOLDER)
+"""What the tree holds of its documentation examples (paths relative to it), kept out while generating."""
+
+
 class TreeWorkspace:
     """A task in a copy of its library's source tree, under `scratch`."""
 
     def __init__(self, task: BenchTask, project: ProjectTask, scratch: Path) -> None:
         self.task, self.project = task, project
         self.tree = scratch / project.tree.name
-        hidden = {project.tree / path for path in project.hidden}
+        hidden = {project.tree / path for path in (*project.hidden, *DOCUMENTATION)}
         shutil.copytree(project.tree, self.tree, symlinks=True,
                         ignore=lambda folder, names: [n for n in names
                                                       if Path(folder) / n in hidden or n == "__pycache__"])
         self.module = self.tree / project.file
         self._write(task.prompt)
         if project.visible:
-            self._put_back_tests()
+            self._put_back(project.hidden)
             for file, names in _by_file(project.tests).items():
                 path = self.tree / file
                 path.write_text(without_tests(path.read_text(encoding="utf-8"), names), encoding="utf-8")
         _readable(scratch)
 
-    def _put_back_tests(self) -> None:
-        """The library's test paths, as the sdist has them."""
-        for path in self.project.hidden:
+    def _put_back(self, paths: tuple[str, ...]) -> None:
+        """`paths` of the library's tree (its tests, its documentation), as the sdist has them."""
+        for path in paths:
             source, target = self.project.tree / path, self.tree / path
             if source.is_dir():
                 shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
@@ -99,7 +106,7 @@ class TreeWorkspace:
         if candidate is None:
             return Score("failed", "no code to score")
         self._write(candidate)
-        self._put_back_tests()
+        self._put_back((*self.project.hidden, *DOCUMENTATION))
         _readable(self.tree)
         project = self.project
         job = pytest_job(self.tree, project.file, project.tests, project.pytest_args, self.task.timeout)

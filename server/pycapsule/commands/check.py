@@ -26,6 +26,7 @@ from pycapsule.commands.output import CommandError, print_document, say
 from pycapsule.commands.targets import ReadTarget, no_such_function, read_target
 from pycapsule.config import load_settings, project_root
 from pycapsule.debugging.sandbox_lacks import unrunnable
+from pycapsule.doc_examples import documents_module
 from pycapsule.doctest_items import qualnames
 from pycapsule.engine import Engine
 from pycapsule.exit_codes import ExitCode
@@ -72,15 +73,17 @@ def run(args: argparse.Namespace) -> int:
 
 def verdict(function: FunctionReport, capsule: Capsule | None) -> Verdict:
     """One function's result: a stub (a function with no body yet) whatever its examples did; not verified
-    when no example checks it (all skipped, or those that run only set up, as `generate` judges) or every
-    failing example failed only for what the sandbox lacks (the network, a file its text names)."""
+    when no example checks it (all skipped, or those that run only set up, as `generate` judges, and no
+    documentation example calls it) or every failing example failed only for what the sandbox lacks (the
+    network, a file its text names)."""
     if capsule is not None and capsule.is_stub:
         return "stub"
     if function.parse_error:
         return "failed"
     if function.failed:
         return "not_verified" if capsule is not None and unrunnable(function, capsule) else "failed"
-    if function.attempted == 0 or (capsule is not None and not capsule.verified_by_doctests):
+    checked = capsule is None or capsule.verified_by_doctests or function.documented > 0
+    if function.attempted == 0 or not checked:
         return "not_verified"
     return "passed"
 
@@ -98,6 +101,7 @@ class FileResult:
     strengths: dict[str, Strength | None] = field(default_factory=dict)
     """With --strength: each passing function's, by qualname (None: not measured)."""
     min_caught: float = 0.0
+    strict_signatures: bool = False
 
     @property
     def checked(self) -> bool:
@@ -111,7 +115,7 @@ class FileResult:
 
     def loose(self, qualname: str) -> bool:
         found = self.strengths.get(qualname)
-        return found is not None and not found.pinned(self.min_caught)
+        return found is not None and not found.pinned(self.min_caught, self.strict_signatures)
 
 
 class Engines:
@@ -171,11 +175,12 @@ def _read(item: FileToCheck) -> ReadTarget | CommandError:
 
 
 def has_examples(path: Path) -> bool:
-    """Whether a file found in a folder is checked: its text holds an example (`>>>`). One that does not has
-    nothing to run, and importing it (or reporting its syntax) is not what was asked. True when it cannot be
-    read, so that this is said."""
+    """Whether a file found in a folder is checked: its text holds an example (`>>>`), or the project's
+    documentation has examples of it (`doc_examples`). One that has neither has nothing to run, and
+    importing it (or reporting its syntax) is not what was asked. True when it cannot be read, so that this
+    is said."""
     try:
-        return b">>>" in path.read_bytes()
+        return b">>>" in path.read_bytes() or documents_module(path)
     except OSError:
         return True
 
@@ -198,6 +203,7 @@ def _check_file(item: FileToCheck, read: ReadTarget | CommandError, engines: Eng
             found.ran = engine.run_tests(found.tests, source)
     if strength:
         found.min_caught = engine.settings.min_caught
+        found.strict_signatures = engine.settings.strict_signatures
         for function, said in zip(result.functions, found.verdicts, strict=True):
             capsule = capsules.get(function.qualname)
             if said == "passed" and capsule is not None:
@@ -314,10 +320,8 @@ def strength_lines(strength: Strength | None, loose: bool, asked: bool) -> list[
     """`--strength`: what the examples and tests of a passing function make of its small changes."""
     if strength is None:
         return ["  strength: not measured (max_mutants = 0 turns it off)"] if asked else []
-    if not strength.survivors:
-        return [f"  strength: {strength.describe()}"]
-    lines = [f"  strength: {'LOOSE: ' if loose else ''}{strength.describe()}; still passing: "
-             f"{strength.survivors_text()}"]
+    survivors = f"; still passing: {strength.survivors_text()}" if strength.survivors else ""
+    lines = [f"  strength: {'LOOSE: ' if loose else ''}{strength.describe()}{survivors}"]
     if strength.suggested:
         lines.append("  examples that would pin it down, with this body's own results (check each value):")
         lines += [f"    {line}" for example in strength.suggested for line in example.doctest().splitlines()]

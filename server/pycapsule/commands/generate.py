@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         say(PREFIX, f"python: {interpreter.describe()}")
     if loaded.settings.uses_embedded_model and _has_a_stub(read, qualnames):
         # one bar, not the engine's lines; a function with a body may already pass: nothing to install for it
-        install_before_a_run(loaded.settings.embedded_model_size)
+        install_before_a_run(loaded.settings.embedded_model_size, loaded.settings.embedded_model_file)
     engine = Engine(loaded.settings, project_root=root, interpreter=interpreter)
     try:
         done = _fill(engine, read, qualnames, add_examples=args.add_examples)

@@ -17,6 +17,7 @@ from pycapsule.commands.options import Subcommands
 from pycapsule.config import load_settings
 from pycapsule.embedded_model.catalog import (
     CATALOG,
+    SIZES,
     ModelSpec,
     is_installed,
     model_dir,
@@ -24,13 +25,14 @@ from pycapsule.embedded_model.catalog import (
     spec_for,
 )
 from pycapsule.embedded_model.errors import EmbeddedModelError as ModelError
+from pycapsule.embedded_model.own_file import own_spec
+from pycapsule.embedded_model.provenance import described, read_record
 from pycapsule.exit_codes import ExitCode
 from pycapsule.terminal import terminal_safe
 
 if TYPE_CHECKING:
-    from pycapsule.embedded_model.install import Step
+    from pycapsule.embedded_model.fetching import Step
 
-SIZES = ["0.5b", "1.5b"]
 SIZE_HELP = "default: the embedded_model_size setting ($PYCAPSULE_EMBEDDED_MODEL_SIZE), else 1.5b"
 
 
@@ -60,7 +62,8 @@ def install_shown(spec: ModelSpec, stream: TextIO | None = None) -> Path:
         if not bar.live.is_started:
             bar.start()
             bar.start_task(task)  # the time left counts from the first step
-        if bar.tasks[0].description != words[step.phase]:
+        # a new phase, or the next source starting its download over
+        if bar.tasks[0].description != words[step.phase] or step.done < bar.tasks[0].completed:
             bar.reset(task, total=step.total, description=words[step.phase])
         bar.update(task, completed=step.done)
 
@@ -98,29 +101,39 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.MODEL_UNAVAILABLE
 
 
-def install_before_a_run(size: str) -> None:
+def install_before_a_run(size: str, own_file: str | None = None) -> None:
     """On a terminal, install the embedded model if it is missing, with one progress bar, before a run starts
-    it (the run would say each step as a line). A failure is left to the run, which tries again and says
-    it as for any model that cannot start."""
-    if sys.stderr.isatty():
+    it (the run would say each step as a line); nothing when the run uses the user's own file (`own_file`).
+    A failure is left to the run, which tries again and says it as for any model that cannot start."""
+    if sys.stderr.isatty() and own_file is None:
         with contextlib.suppress(ModelError):
             install_shown(spec_for(size))
 
 
 def _install(args: argparse.Namespace) -> int:
-    print(install_shown(_spec(args)))
+    spec, own_file = _chosen(args)
+    if own_file is not None:
+        _progress(f"runs use your own model file {own_file} (the embedded_model_file setting): nothing to "
+                  "install; `--size` installs a model of the catalog")
+        print(own_file)
+        return 0
+    print(install_shown(spec))
     return 0
 
 
-def _spec(args: argparse.Namespace) -> ModelSpec:
-    """--size, else the `embedded_model_size` setting from your own configuration (a project's file cannot
-    choose the model), its warnings said."""
+def _chosen(args: argparse.Namespace) -> tuple[ModelSpec, str | None]:
+    """--size; else your own file (the `embedded_model_file` setting, checked) when it is set, else the
+    `embedded_model_size` setting, from your own configuration (a project's file cannot choose the model),
+    its warnings said. (The spec, the own file's path or None.)"""
     if args.size:
-        return spec_for(args.size)
+        return spec_for(args.size), None
     loaded = load_settings(None)
     for warning in loaded.warnings:
         _progress(f"warning: {warning}")
-    return spec_for(loaded.settings.embedded_model_size)
+    own_file = loaded.settings.embedded_model_file
+    if own_file is not None:
+        return own_spec(own_file), own_file
+    return spec_for(loaded.settings.embedded_model_size), None
 
 
 def _list(_args: argparse.Namespace) -> int:
@@ -128,19 +141,20 @@ def _list(_args: argparse.Namespace) -> int:
     print(f"models in {directory}")
     for spec in CATALOG.values():
         installed = is_installed(spec, directory)
-        if spec.size == "tiny" and not installed:
+        if spec.test_only and not installed:
             continue
         state = "installed" if installed else "not installed"
         size_mb = spec.total_size / 1e6
-        print(f"  {spec.size:<5} {state:<14} {size_mb:>7.1f} MB  {spec.filename}  ({spec.note})")
+        origin = f", from {described(read_record(model_path(spec, directory), spec))}" if installed else ""
+        print(f"  {spec.size:<5} {state:<14} {size_mb:>7.1f} MB  {spec.filename}  ({spec.note}{origin})")
     return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
     from pycapsule.embedded_model.serve import ServerOptions, exit_at_once, serve_until
 
-    spec = _spec(args)
-    install_shown(spec)
+    spec, own_file = _chosen(args)
+    path = Path(own_file) if own_file is not None else install_shown(spec)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -149,7 +163,7 @@ def _serve(args: argparse.Namespace) -> int:
         _progress(f"serving {model} at {base_url} (OpenAI-compatible; Ctrl-C stops)")
         print(base_url, flush=True)
 
-    serve_until(ServerOptions(model_path(spec), spec.alias, port=args.port), announce, stop)
+    serve_until(ServerOptions(path, spec.alias, port=args.port), announce, stop)
     _progress("stopped")
     exit_at_once(0)
 
@@ -161,17 +175,23 @@ def _status(args: argparse.Namespace) -> int:
 
     folder = runtime_dir()
     found = [entry for entry in status(folder) if entry.running]
+    files = _model_files()
+    loaded = load_settings(None)
+    own_file = loaded.settings.embedded_model_file
+    own = None if own_file is None else {
+        "path": own_file, "setting_source": loaded.sources.get("embedded_model_file"),
+        "source": "your own file (embedded_model_file)"}
     if args.json:
         print(json.dumps({"runtime_dir": str(folder), "servers": [{
             "model": entry.state.alias, "pid": entry.state.pid, "base_url": entry.state.base_url,
             "threads": entry.state.threads, "model_path": entry.state.model_path,
             "started": entry.state.started, "idle_timeout": entry.state.idle_timeout,
             "open_connections": entry.open_connections, "idle_seconds": entry.idle_seconds,
-        } for entry in found]}, indent=2))
+        } for entry in found], "model_dir": str(model_dir()), "model_files": files,
+            "own_file": own}, indent=2))
         return 0
     if not found:
         print(f"no shared model server is running (runtime folder {folder})")
-        return 0
     for entry in found:
         state = entry.state
         if entry.open_connections:
@@ -183,7 +203,26 @@ def _status(args: argparse.Namespace) -> int:
         threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
         print(f"{state.alias}: running, pid {state.pid}, {threads}, at {state.base_url}, "
               f"up {_duration(time.time() - state.started)}, {idle}")
+    for file in files:
+        print(f"{file['file']}: {file['size']} model file, from {file['source_label']}")
+    if own is not None:
+        print(f"runs use your own model file {own_file} (embedded_model_file, set in "
+              f"{own['setting_source']}): not downloaded, not pinned")
     return 0
+
+
+def _model_files() -> list[dict[str, object]]:
+    """The installed model files and the source that served each (None: not recorded, an older install)."""
+    directory = model_dir()
+    files: list[dict[str, object]] = []
+    for spec in CATALOG.values():
+        if is_installed(spec, directory):
+            path = model_path(spec, directory)
+            record = read_record(path, spec)
+            files.append({"size": spec.size, "file": spec.filename, "path": str(path),
+                          "source": record.get("source") if record else None,
+                          "source_label": described(record)})
+    return files
 
 
 def _stop(_args: argparse.Namespace) -> int:

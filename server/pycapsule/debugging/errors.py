@@ -2,14 +2,15 @@
 
 The fix prompt gets `condense`: the first failing examples with Expected/Got, or the exception
 type, message and the user-code line; fixed sentences for timeouts, recursion and memory; long
-values shortened at both ends. Progress reports and diagnostics get `headline`.
+values shortened at both ends. Progress reports and diagnostics get `headline`. An example of the
+project's documentation is named with its place ('README.md:42').
 """
 
 from __future__ import annotations
 
 from pycapsule.capsule import Capsule
 from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, RunResult
-from pycapsule.sandbox.report import invisible_difference
+from pycapsule.sandbox.report import documentation_example, fence_note, invisible_difference
 
 MAX_FAILURES_SHOWN = 3
 VALUE_LIMIT = 400
@@ -73,8 +74,11 @@ def _value(text: str) -> str:
     return value
 
 
-def _example_source(failure: ExampleFailure) -> str:
-    return _one_line(failure.source, 200)
+def _example_source(failure: ExampleFailure, limit: int = 200) -> str:
+    """The example's code on one line; a documentation example's with its place ('f(1) (README.md:42)')."""
+    place = documentation_example(failure)
+    source = _one_line(failure.source, limit)
+    return f"{source} ({place})" if place else source
 
 
 def _exception_lines(what: str, info: ExceptionInfo) -> list[str]:
@@ -95,12 +99,13 @@ def _failure_lines(failure: ExampleFailure) -> list[str]:
         return [f"Failed example: {source}", f"Note: {failure.note}."]
     if failure.exception is not None:
         return _exception_lines(source, failure.exception)
+    what = "Failed example of the project's documentation" if failure.document else "Failed example"
     lines = [
-        f"Failed example: {source}",
+        f"{what}: {source}",
         f"Expected: {_value(failure.expected)}",
         f"Got: {_value(failure.got)}",
     ]
-    note = invisible_difference(failure.expected, failure.got)
+    note = invisible_difference(failure.expected, failure.got) or fence_note(failure)
     return [*lines, f"Note: {note}."] if note else lines
 
 
@@ -188,7 +193,7 @@ def _headline(result: RunResult) -> tuple[str, str]:
     failed = sum(report.failed for report in result.functions)
     count = f"doctest failed ({failed} of {attempted}): " if attempted > 1 else "doctest failed: "
     first = failures[0]
-    source = _one_line(first.source, HEADLINE_VALUE_LIMIT)
+    source = _example_source(first, HEADLINE_VALUE_LIMIT)
     if first.note:
         return count, f"{source}: {first.note}"
     if first.exception is not None:

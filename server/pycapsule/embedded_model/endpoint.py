@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from pycapsule.embedded_model import runtime
 from pycapsule.embedded_model.catalog import ModelSpec, spec_for
 from pycapsule.embedded_model.install import install
+from pycapsule.embedded_model.own_file import own_spec
 from pycapsule.embedded_model.shared import death_sentence, find_or_start
 
 Progress = Callable[[str], None]
@@ -100,12 +101,18 @@ class LocalEndpoint:
 
 
 def start_local_endpoint(size: str | None = None, on_progress: Progress | None = None,
-                         idle_timeout: float | None = None) -> LocalEndpoint:
+                         idle_timeout: float | None = None, own_file: str | None = None) -> LocalEndpoint:
     """Install the model if missing, find or start the user's shared server, return once it answers.
 
-    `size=None` means $PYCAPSULE_MODEL_SIZE or "1.5b"; `idle_timeout=None`, the `model_idle_timeout`
+    `size=None` means $PYCAPSULE_EMBEDDED_MODEL_SIZE or "1.5b"; `own_file`, the `embedded_model_file` setting:
+    the user's own GGUF file, run instead (nothing installed); `idle_timeout=None`, the `model_idle_timeout`
     setting (read when a server starts). Raises ModelInstallError / ModelServerError.
     """
+    if own_file is not None:
+        spec = own_spec(own_file)
+        report = on_progress or (lambda _line: None)
+        report(f"using your own model file {own_file} (embedded_model_file: not downloaded, not pinned)")
+        return LocalEndpoint(spec, Path(own_file), on_progress, idle_timeout)
     spec = spec_for(size)
     path = install(spec, on_progress=on_progress)
     return LocalEndpoint(spec, path, on_progress, idle_timeout)

@@ -11,14 +11,18 @@ from __future__ import annotations
 from pycapsule.config import Settings, endpoint_problem
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
 from pycapsule.embedded_model.errors import ModelInstallError
+from pycapsule.embedded_model.own_file import own_alias
 from pycapsule.model_choice import unnamed_model
 from pycapsule.redact import mask_credentials
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
-def embedded_label(size: str | None) -> str:
-    """'embedded Qwen2.5-Coder 1.5B' (the size the settings choose)."""
+def embedded_label(size: str | None, own_file: str | None = None) -> str:
+    """'embedded Qwen2.5-Coder 1.5B' (the size the settings choose), or with `own_file` (the
+    `embedded_model_file` setting) 'embedded my-model (your own file /models/my-model.gguf)'."""
+    if own_file is not None:
+        return f"embedded {own_alias(own_file)} (your own file {own_file})"
     try:
         chosen = resolve_size(size)
     except ModelInstallError:
@@ -35,7 +39,7 @@ def endpoint_description(settings: Settings) -> str:
     'https://api.openai.com/v1 (model gpt-x), because $OPENAI_API_KEY is set and no base_url is configured'.
     """
     if settings.uses_embedded_model:
-        return embedded_label(settings.embedded_model_size)
+        return embedded_label(settings.embedded_model_size, settings.embedded_model_file)
     model = f"model {settings.model}" if settings.model else unnamed_model(settings.base_url)
     if settings.base_url is None:
         return (f"{OPENAI_DEFAULT_URL} ({model}), because ${settings.api_key_env} is set and no base_url "

@@ -9,6 +9,11 @@ file still imports and runs), and stubs awaiting generation are not run at all. 
 failing examples all fail only for what the sandbox lacks (the network, a file its docstring names) gets
 Information diagnostics that say so, with their own code and no quick-fix: self-debugging cannot fix that.
 
+A function's examples in the project's documentation (`pycapsule.doc_examples`: README, docs/) run with its
+docstring's; one that fails is shown on the function's `def` line, its message naming the file and line
+(`README.md:12: ...`) and its related information pointing there. They run again when the module is saved
+(a change of the documentation alone is seen at the module's next save).
+
 `DoctestDiagnostics` owns the checks: those waiting for their debounce, those running (one at a time, on
 its own thread, so checks queue rather than compete for the sandbox), the findings cached per content
 key, and what is published for each document. It holds an engine only while a check runs. A save
@@ -37,6 +42,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -44,6 +50,7 @@ from pygls.lsp.server import LanguageServer
 
 from pycapsule.capsule import Capsule
 from pycapsule.debugging.sandbox_lacks import unrunnable
+from pycapsule.doc_examples import documentation_root, documents_module, examples_in_file, fingerprint
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.doctest_keys import ModuleKeys
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
@@ -69,6 +76,8 @@ class Finding:
     exception_line: int | None = None
     cannot_run: bool = False
     """The example fails only for what the sandbox lacks (the network, a file the docstring names)."""
+    document: tuple[Path, int] | None = None
+    """An example of the project's documentation: its file and 1-based line (the finding is on the def)."""
 
 
 def one_line(text: str) -> str:
@@ -88,16 +97,30 @@ def findings_of(report: FunctionReport, capsule: Capsule) -> tuple[Finding, ...]
     if report.parse_error:
         return (Finding(0, one_line(f"doctests cannot be read: {report.parse_error}")),)
     reasons = unrunnable(report, capsule)
+    root = documentation_root(capsule.path) if report.documented else None
     if reasons:
         return tuple(
-            Finding(failure.line - capsule.def_line, one_line(f"doctest cannot run in the sandbox: it {why}"),
-                    cannot_run=True)
+            _placed(Finding(failure.line - capsule.def_line,
+                            one_line(f"doctest cannot run in the sandbox: it {why}"), cannot_run=True),
+                    failure, root)
             for failure, why in zip(report.failures, reasons, strict=True)
         )
     return tuple(
-        Finding(failure.line - capsule.def_line, failure_message(failure), _raised_inside(failure, capsule))
+        _placed(Finding(failure.line - capsule.def_line, failure_message(failure),
+                        _raised_inside(failure, capsule)), failure, root)
         for failure in report.failures
     )
+
+
+def _placed(finding: Finding, failure: ExampleFailure, root: Path | None) -> Finding:
+    """A documentation example's finding goes on the def line, naming its file and line; a docstring's
+    stays at its example."""
+    if failure.document is None:
+        return finding
+    place = f"{failure.document}:{failure.line}"
+    message = one_line(f"{place} (the project's documentation): {finding.message}")
+    document = (root / failure.document, failure.line) if root is not None else None
+    return Finding(0, message, finding.exception_line, finding.cannot_run, document)
 
 
 def _raised_inside(failure: ExampleFailure, capsule: Capsule) -> int | None:
@@ -110,16 +133,27 @@ def _raised_inside(failure: ExampleFailure, capsule: Capsule) -> int | None:
 
 
 def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
-    """Off the event loop: the functions whose doctests count, and their content keys."""
-    checked = [c for c in document.capsules() if (c.examples or c.doctest_error) and not c.is_stub]
+    """Off the event loop: the functions whose doctests count (their docstring's or their documentation
+    examples), and their content keys (which the documentation examples are part of)."""
+    written = [c for c in document.capsules() if not c.is_stub]
+    docs = examples_in_file(document.path, tuple(c.qualname for c in written), source=document.text)
+    checked = [c for c in written if c.examples or c.doctest_error or c.qualname in docs]
     keys = ModuleKeys(document.text)
-    return checked, {c.qualname: keys.key(c.qualname, c.def_line) for c in checked}
+    return checked, {c.qualname: keys.key(c.qualname, c.def_line) + fingerprint(docs.get(c.qualname, ()))
+                     for c in checked}
 
 
-def _moved(diagnostic: types.Diagnostic, lines: int) -> types.Diagnostic:
-    """A copy `lines` lines further down (up when negative), with what it relates to inside the function."""
+def _documented(document: ParsedDocument) -> bool:
+    """The project's documentation has examples of the module's functions (its text has none)."""
+    return document.path is not None and documents_module(document.path)
+
+
+def _moved(diagnostic: types.Diagnostic, lines: int, uri: str) -> types.Diagnostic:
+    """A copy `lines` lines further down (up when negative), with what it relates to inside the function
+    (in the document `uri`: a documentation file it points to stays as it is)."""
     moved = copy.deepcopy(diagnostic)
-    for where in (moved.range, *(info.location.range for info in moved.related_information or ())):
+    related = [info.location.range for info in moved.related_information or () if info.location.uri == uri]
+    for where in (moved.range, *related):
         where.start.line += lines
         where.end.line += lines
     return moved
@@ -235,7 +269,8 @@ class DoctestDiagnostics:
         if shown is None or lines_text(document.index, function.first_line, function.end_line) != shown.text:
             return []
         lines = function.first_line - shown.first_line
-        return [_moved(diagnostic, lines) if lines else diagnostic for diagnostic in shown.diagnostics]
+        return [_moved(diagnostic, lines, document.uri) if lines else diagnostic
+                for diagnostic in shown.diagnostics]
 
     async def republish(self, uri: str, loose_changed: bool = False) -> None:
         """After pycapsule's own edit: the published diagnostics moved to where their functions are now,
@@ -302,10 +337,10 @@ class DoctestDiagnostics:
             # old lines no longer mean anything; the syntax error is the editor's
             self._publish(document, [], nothing)
             return
-        if ">>>" not in document.text:  # no doctests: nothing to parse, nothing to run
-            self._publish(document, [], nothing)
-            return
         loop = asyncio.get_running_loop()
+        if ">>>" not in document.text and not await loop.run_in_executor(self._jobs, _documented, document):
+            self._publish(document, [], nothing)  # no doctests: nothing to parse, nothing to run
+            return
         checked, key_of = await loop.run_in_executor(self._jobs, _plan, document)
         if not checked:
             self._publish(document, [], nothing)
@@ -393,14 +428,22 @@ class DoctestDiagnostics:
         )
         if finding.cannot_run:
             diagnostic.severity, diagnostic.code = types.DiagnosticSeverity.Information, CANNOT_RUN_CODE
+        related = []
+        if finding.document is not None:
+            file, line = finding.document
+            start, end = types.Position(line - 1, 0), types.Position(line, 0)
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri=file.as_uri(), range=types.Range(start, end)),
+                message="the example, in the project's documentation",
+            ))
         if finding.exception_line is not None:
             line0 = capsule.def_line - 1 + finding.exception_line
-            diagnostic.related_information = [
-                types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=document.uri, range=document.index.line_range(line0)),
-                    message="raised here",
-                )
-            ]
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri=document.uri, range=document.index.line_range(line0)),
+                message="raised here",
+            ))
+        if related:
+            diagnostic.related_information = related
         return diagnostic
 
     @staticmethod

@@ -44,6 +44,14 @@ class DoctestItem:
     not run)."""
     error: str | None = None
     """Why it cannot run (e.g. no such function): reported as the item's parse error."""
+    document: str | None = None
+    """A documentation file's examples (its path from the project root, 'README.md'), not a docstring:
+    `docstring` is the whole file's text and `line` 1. They run as pytest's `--doctest-glob` runs a text
+    file, in a namespace of their own (`__name__` '__main__' and the conftests' `doctest_namespace`), not
+    the module's globals; their report is added to `qualname`'s."""
+    judged: tuple[int, ...] = ()
+    """A document's examples that count, by the line of their '>>>': the earlier ones run unjudged (they
+    set up the namespace), none after the last runs (`pycapsule.doc_examples`)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,9 @@ class Job:
     fresh: bool = False
     """Run in a sandbox started for this job alone and removed after it, not in the warm one: nothing an
     earlier job did can reach it (a result is re-checked so before it is written)."""
+    documents: tuple[DoctestItem, ...] = ()
+    """Documentation examples of the targets (`DoctestItem.document`), run after the docstrings found from
+    `doctest_targets` (or the whole module); ignored when `doctests` names exactly what runs."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,9 @@ class ExampleFailure:
     """Set when the example raised an exception that was not expected."""
     note: str | None = None
     """Why an example counts as failed whatever it printed (the body changed the display hook)."""
+    document: str | None = None
+    """The documentation file the example is in ('README.md'; `line` is then its line there); None: the
+    docstring's."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +154,10 @@ class FunctionReport:
     """Set when the docstring could not be parsed as doctests (e.g. inconsistent indentation)."""
     skipped: int = 0
     """Examples not run because of a SKIP option (they verify nothing)."""
+    documents: tuple[str, ...] = ()
+    """The documentation files whose examples of this function ran too (`DoctestItem.document`)."""
+    documented: int = 0
+    """How many of `attempted` were those files' examples."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import dataclasses
 import unicodedata
 from typing import Any
 
-from pycapsule.sandbox.api import ExceptionInfo, MissingResource, RunResult
+from pycapsule.sandbox.api import ExampleFailure, ExceptionInfo, FunctionReport, MissingResource, RunResult
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
@@ -46,6 +46,28 @@ def invisible_difference(expected: str, got: str) -> str | None:
     return f"they differ only in {kind}: expected {len(wanted)} lines, got {len(printed)}"
 
 
+def documentation_example(failure: ExampleFailure) -> str:
+    """Where a failing example of the project's documentation is: 'README.md:42' ('' for a docstring's)."""
+    return f"{failure.document}:{failure.line}" if failure.document else ""
+
+
+def fence_note(failure: ExampleFailure) -> str | None:
+    """One sentence when a documentation example's expected output ends in a Markdown code fence: doctest
+    (and pytest) read the expected lines up to a blank line, so the fence became part of them."""
+    last = failure.expected.rstrip("\n").rpartition("\n")[2].strip()
+    if failure.document is None or not last.startswith(("```", "~~~")):
+        return None
+    return (f"the expected output ends in the code fence {last!r}: doctest reads it up to a blank line, as "
+            "pytest does; put a blank line before the fence")
+
+
+def _documented(function: FunctionReport) -> str:
+    """', 2 of them in README.md' when some of a function's examples are the project's documentation's."""
+    if not function.documented:
+        return ""
+    return f", {function.documented} of them in {', '.join(function.documents)}"
+
+
 def text_report(result: RunResult, path: str) -> list[str]:
     """Per function, per failing example; the non-ok statuses in one line each."""
     lines: list[str] = []
@@ -57,15 +79,20 @@ def text_report(result: RunResult, path: str) -> list[str]:
             lines.append(f"SKIP  {function.qualname} ({function.skipped} examples skipped: nothing verified)")
             continue
         if function.failed == 0:
-            lines.append(f"PASS  {function.qualname} ({function.attempted} examples)")
+            lines.append(f"PASS  {function.qualname} ({function.attempted} examples{_documented(function)})")
             continue
-        lines.append(f"FAIL  {function.qualname}: {function.failed} of {function.attempted} examples failed")
+        lines.append(f"FAIL  {function.qualname}: {function.failed} of {function.attempted} examples failed"
+                     f"{_documented(function)}")
         for failure in function.failures:
-            lines.append(f"  {path}:{failure.line}: >>> {failure.source}")
+            where = f"{failure.document}:{failure.line}" if failure.document else f"{path}:{failure.line}"
+            lines.append(f"  {where}: >>> {failure.source}")
             lines.append("    expected:")
             lines.append(_indent(failure.expected))
             if failure.note:
                 lines.append(f"    note: {failure.note}")
+            fence = fence_note(failure)
+            if fence:
+                lines.append(f"    note: {fence}")
             if failure.exception is not None:
                 lines.append("    raised: " + describe_exception(failure.exception))
                 if failure.exception.missing is not None:

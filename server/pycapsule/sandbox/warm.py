@@ -54,6 +54,7 @@ def job_message(job: Job, root: Path | None) -> dict[str, Any]:
             items = doctest_items(job.source, job.doctest_targets)
         except ValueError:  # a syntax error: the worker reports it when it compiles the module
             items = ()
+        items = (*items, *job.documents)
     return {
         "op": "job",
         "source": job.source,

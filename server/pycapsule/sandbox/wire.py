@@ -88,6 +88,7 @@ def example_failure(value: Any) -> ExampleFailure:
         got=_str(data.get("got"), "failure.got"),
         exception=exception_info(data.get("exception")),
         note=_optional_str(data.get("note"), "failure.note"),
+        document=_optional_str(data.get("document"), "failure.document"),
     )
 
 
@@ -100,6 +101,9 @@ def function_report(value: Any) -> FunctionReport:
         failures=tuple(example_failure(f) for f in _list(data.get("failures", []), "function.failures")),
         parse_error=_optional_str(data.get("parse_error"), "function.parse_error"),
         skipped=_int(data.get("skipped", 0), "function.skipped"),
+        documents=tuple(_str(d, "function.documents") for d in _list(data.get("documents", []),
+                                                                       "function.documents")),
+        documented=_int(data.get("documented", 0), "function.documented"),
     )
 
 

@@ -22,6 +22,7 @@ from pycapsule.executor import job_for
 from pycapsule.sandbox.api import Sandbox
 from pycapsule.strength.examples import SuggestedExample, suggest_examples
 from pycapsule.strength.mutants import Mutant, mutants_of
+from pycapsule.strength.probes import RaisedOn, raised_on, raised_output
 from pycapsule.tests_job import ProjectTests, body_lines
 
 SHOWN_SURVIVORS = 3
@@ -68,6 +69,8 @@ class Strength:
     seconds: float = 0.0
     suggested: tuple[SuggestedExample, ...] = field(default=())
     """Inputs that tell the body from a survivor, with the body's result, as examples to confirm."""
+    raised_on: tuple[RaisedOn, ...] = field(default=())
+    """Inputs its annotations admit on which the body raises a type error (`probes`): it is not pinned."""
 
     @property
     def capped(self) -> bool:
@@ -78,13 +81,19 @@ class Strength:
         """The caught share (1.0 when the body has no mutant: nothing to change, nothing left loose)."""
         return self.caught / self.run if self.run else 1.0
 
-    def pinned(self, min_caught: float) -> bool:
-        return self.share >= min_caught
+    def pinned(self, min_caught: float, strict_signatures: bool = False) -> bool:
+        """Caught share reaches `min_caught` (and, when `strict_signatures`, no admitted input raises)."""
+        return self.share >= min_caught and not (strict_signatures and self.raised_on)
 
     def describe(self) -> str:
-        """'they catch 9 of 12 small changes' (', 60 of 140 tried' when capped)."""
+        """'they catch 9 of 12 small changes' (', 60 of 140 tried' when capped), and the admitted inputs
+        it raises on."""
         text = f"they catch {self.caught} of {self.run} small change{'' if self.run == 1 else 's'}"
-        return text + (f" ({self.run} of the {self.total} it has were tried)" if self.capped else "")
+        text += f" ({self.run} of the {self.total} it has were tried)" if self.capped else ""
+        if self.raised_on:
+            text += ("; on inputs its annotations admit, "
+                     + "; ".join(raised.text() for raised in self.raised_on))
+        return text
 
     def survivors_text(self, most: int = SHOWN_SURVIVORS, shift: int = 0) -> str:
         """'line 4: `a < b` -> `a <= b`; line 7: ...' (and 'and 3 more'), the lines moved by `shift`."""
@@ -95,7 +104,8 @@ class Strength:
     def as_json(self) -> dict[str, Any]:
         return {"run": self.run, "caught": self.caught, "total": self.total, "capped": self.capped,
                 "seconds": round(self.seconds, 3),
-                "survivors": [{"line": s.line, "change": s.change} for s in self.survivors]}
+                "survivors": [{"line": s.line, "change": s.change} for s in self.survivors],
+                "raised_on": [raised.as_json() for raised in self.raised_on]}
 
 
 def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, examples: bool,
@@ -167,11 +177,13 @@ def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, 
                                            lines_run=lines_run, body_seconds=body_seconds,
                                            job_timeout=settings.job_timeout, root=root, cancel=cancel,
                                            budget=budget)
+    timeout = min(settings.job_timeout, budget.probe_timeout)
+    raised = () if _stopped(cancel) else raised_on(sandbox, capsule, source, timeout=timeout, cancel=cancel)
+    suggested = [SuggestedExample(r.call, raised_output(r), "", capsule.def_line,
+                                  f"raises {r.exception} on an input its annotations admit") for r in raised]
     if survivors and not _stopped(cancel):
-        suggested = suggest_examples(sandbox, capsule, source, survivors,
-                                     timeout=min(settings.job_timeout, budget.probe_timeout), cancel=cancel)
-        strength = replace(strength, suggested=tuple(suggested))
-    return strength
+        suggested += suggest_examples(sandbox, capsule, source, survivors, timeout=timeout, cancel=cancel)
+    return replace(strength, raised_on=raised, suggested=tuple(suggested))
 
 
 def _tests_verdicts(sandbox: Sandbox, tests: ProjectTests, source: str, mutants: list[Mutant], began: float,

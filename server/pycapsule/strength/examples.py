@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pycapsule.capsule import Capsule, SourceLines, capsule_by_qualname
+from pycapsule.capsule import Capsule, Example, SourceLines, capsule_by_qualname
 from pycapsule.config import project_root
 from pycapsule.executor import job_for
 from pycapsule.parsing import literal_eval, parse_expression, parse_source
@@ -68,7 +68,7 @@ def probe_calls(capsule: Capsule, limit: int = PROBE_LIMIT) -> tuple[str, ...]:
     none (yet): their calls need an instance or an event loop."""
     if capsule.class_names or capsule.is_async:
         return ()
-    seeds, made = _example_calls(capsule)
+    seeds, made = example_calls(capsule.name, capsule.examples)
     found: dict[str, str] = {}  # normalized text -> text
     for call in filter(None, _candidates(capsule.name, seeds)):
         if len(found) >= limit:
@@ -79,12 +79,11 @@ def probe_calls(capsule: Capsule, limit: int = PROBE_LIMIT) -> tuple[str, ...]:
     return tuple(found.values())
 
 
-def _example_calls(capsule: Capsule) -> tuple[list[_Arguments], set[str]]:
-    """The literal arguments of the examples' calls of the function, and every such call's text."""
+def example_calls(name: str, examples: Sequence[Example]) -> tuple[list[_Arguments], set[str]]:
+    """The literal arguments of the examples' calls of function `name`, and every such call's text."""
     seeds: list[_Arguments] = []
     made: set[str] = set()
-    name = capsule.name
-    for example in capsule.examples:
+    for example in examples:
         try:
             tree = parse_source(example.source)
         except (SyntaxError, ValueError):
@@ -104,7 +103,7 @@ def _candidates(name: str, seeds: list[_Arguments]) -> Iterator[str | None]:
         for position, (slot, value) in enumerate(seed):
             there = [dict(other)[slot] for other in seeds if slot in dict(other)]
             for variant in _variants(value, there):
-                yield _render(name, [*seed[:position], (slot, variant), *seed[position + 1:]])
+                yield render_call(name, [*seed[:position], (slot, variant), *seed[position + 1:]])
 
 
 def _variants(value: Any, there: list[Any]) -> list[Any]:
@@ -128,7 +127,7 @@ def _variants(value: Any, there: list[Any]) -> list[Any]:
     return []
 
 
-def _render(name: str, arguments: Sequence[tuple[_Slot, Any]]) -> str | None:
+def render_call(name: str, arguments: Sequence[tuple[_Slot, Any]]) -> str | None:
     """`name(...)` with each value's repr, keywords kept; None when a repr does not read back as the value."""
     parts = []
     for slot, value in arguments:
@@ -178,6 +177,18 @@ def _probe_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probe
                    timeout: float, cancel: threading.Event | None) -> list[str | None] | None:
     """What each probe shows on the module (None: cannot be told, e.g. it ran into what the sandbox
     lacks); None when the job did not run them all."""
+    failures = probe_failures(sandbox, capsule, module_source, probes, timeout, cancel)
+    if failures is None:
+        return None
+    module_name = job_for(capsule, module_source, timeout, project_root(capsule.path)).module_name
+    return ["" if failure is None else None if failure.note else _shown(failure, module_name, module_source)
+            for failure in failures]
+
+
+def probe_failures(sandbox: Sandbox, capsule: Capsule, module_source: str, probes: Sequence[str],
+                   timeout: float, cancel: threading.Event | None) -> list[ExampleFailure | None] | None:
+    """Each probe call run as a bare example on the module, in one job: doctest's report of what it showed
+    or raised (None: it showed nothing); None when the job did not run them all."""
     item = DoctestItem(capsule.qualname, "".join(f">>> {call}\n" for call in probes), capsule.def_line)
     job = replace(job_for(capsule, module_source, timeout, project_root(capsule.path)), doctests=(item,),
                   trace_lines=False)
@@ -186,13 +197,13 @@ def _probe_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probe
     if (result.status != "ok" or report is None or report.parse_error is not None
             or report.attempted != len(probes) or report.failed != len(report.failures)):
         return None
-    shown: list[str | None] = [""] * len(probes)
+    found: list[ExampleFailure | None] = [None] * len(probes)
     for failure in report.failures:
         index = failure.line - item.line  # the worker numbers an example item.line + its docstring line
         if not 0 <= index < len(probes) or failure.source != probes[index]:
             return None
-        shown[index] = None if failure.note else _shown(failure, job.module_name, module_source)
-    return shown
+        found[index] = failure
+    return found
 
 
 def _shown(failure: ExampleFailure, module_name: str, module_source: str) -> str | None:

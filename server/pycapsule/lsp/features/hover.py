@@ -116,9 +116,12 @@ def render_strength(measured: Measured, first_line: int, *, markdown: bool = Tru
         ```
     """
     strength = measured.strength
-    said = f"{strength.describe()}; still passing: {measured.survivors_text(first_line)}"
+    said = strength.describe()
+    if strength.survivors:
+        said += f"; still passing: {measured.survivors_text(first_line)}"
     heading = "pycapsule: " + ("its examples and tests do not pin the body down" if measured.loosely
-                               else "changes of the body its examples and tests do not catch")
+                               else "changes of the body its examples and tests do not catch"
+                               if strength.survivors else "inputs its annotations admit that it raises on")
     if markdown:
         parts = [f"**{markdown_text(heading)}**: {markdown_text(said)}"]
     else:

@@ -7,7 +7,10 @@ import signal
 def describe_progress(progress):
     if not isinstance(progress, dict):
         return ""
-    return " while running example `{}` (line {})".format(progress.get("source"), progress.get("line"))
+    where = "line {}".format(progress.get("line"))
+    if progress.get("document"):
+        where = "{}:{}".format(progress.get("document"), progress.get("line"))
+    return " while running example `{}` ({})".format(progress.get("source"), where)
 
 
 def signal_name(number):

@@ -251,7 +251,8 @@ class Session:
             if command.get("lookup") and runtime_object(self.module, command["qualname"]) is None:
                 self.report({"absent": index, "token": token})
                 return True
-            self.globs = dict(self.module.__dict__)
+            # A documentation file runs as pytest runs a text file: in a namespace of its own.
+            self.globs = {"__name__": "__main__"} if command.get("fresh") else dict(self.module.__dict__)
             self.globs.update(self.namespace)
             self.flags = doctest._extract_future_flags(self.globs)
             self.report({"item": index, "token": token})

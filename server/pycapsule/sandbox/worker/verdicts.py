@@ -67,30 +67,40 @@ def option_bits(names):
 
 
 class Prepared:
-    """One docstring parsed by the worker: the examples to run (SKIP ones left out) and their flags."""
+    """One docstring parsed by the worker: the examples to run (SKIP ones left out) and their flags.
 
-    def __init__(self, qualname, docstring, line, lookup, job_flags, path, error=None):
-        self.qualname, self.lookup, self.line = qualname, lookup, line
-        self.examples, self.flags, self.skipped, self.parse_error = [], [], 0, error
+    A documentation file's (`document`) runs its examples up to the last of `judged` (lines of '>>>'); only
+    those count, the earlier ones set up its namespace unjudged."""
+
+    def __init__(self, qualname, docstring, line, lookup, job_flags, path, error=None, document=None,
+                 judged=()):
+        self.qualname, self.lookup, self.line, self.document = qualname, lookup, line, document
+        self.examples, self.flags, self.counted, self.skipped, self.parse_error = [], [], [], 0, error
         self.has_examples = False
         if error:
             return
         try:
-            test = doctest.DocTestParser().get_doctest(docstring, {}, qualname, path, line - 1)
+            test = doctest.DocTestParser().get_doctest(docstring, {}, qualname, document or path, line - 1)
         except ValueError as exc:
-            self.parse_error = (f"the docstring of {qualname} (line {line}) is not valid doctest: "
-                                f"{clip(str(exc), MESSAGE_CAP)}")
+            what = document or f"the docstring of {qualname} (line {line})"
+            self.parse_error = f"{what} is not valid doctest: {clip(str(exc), MESSAGE_CAP)}"
             return
         self.has_examples = bool(test.examples)
+        judged = set(judged) if document is not None else None
+        last = max(judged, default=0) if judged is not None else None
         for example in test.examples:
+            counts = judged is None or line + example.lineno in judged
+            if last is not None and line + example.lineno > last:
+                break
             flags = job_flags
             for flag, on in example.options.items():
                 flags = flags | flag if on else flags & ~flag
             if flags & doctest.SKIP:
-                self.skipped += 1
+                self.skipped += counts
                 continue
             self.examples.append(example)
             self.flags.append(flags)
+            self.counted.append(counts)
 
 
 def prepare(job, path):
@@ -98,8 +108,11 @@ def prepare(job, path):
     flags = option_bits(job.get("optionflags"))
     prepared = []
     for item in job.get("doctests") or []:
+        document = item.get("document")
         entry = Prepared(str(item.get("qualname")), str(item.get("docstring", "")), int(item.get("line", 1)),
-                         bool(item.get("lookup")), flags, path, item.get("error"))
+                         bool(item.get("lookup")), flags, path, item.get("error"),
+                         str(document) if document is not None else None,
+                         [int(line) for line in item.get("judged") or ()])
         if job.get("whole_module") and entry.parse_error is None and not entry.has_examples:
             continue  # a whole module: a docstring without examples is no test (as doctest and pytest)
         prepared.append(entry)
@@ -196,7 +209,7 @@ class Verdicts:
                 continue
             entry = self.prepared[self._index]
             answer = yield {"op": "item", "index": self._index, "qualname": entry.qualname,
-                            "lookup": entry.lookup}
+                            "lookup": entry.lookup, "fresh": entry.document is not None}
             if "absent" in answer and not entry.lookup:
                 self._tamper()
                 return
@@ -207,11 +220,28 @@ class Verdicts:
                     self.running = [self._index, number]
                     answer = yield {"op": "example", "index": self._index, "number": number,
                                     "qualname": entry.qualname, "source": example.source}
-                    self._judge(entry, number, report, answer)
+                    if entry.counted[number]:
+                        self._judge(entry, number, report, answer)
                     self.running = None
-                self.functions.append(report)
+                self._add(report, entry.document)
             self._index += 1
         yield {"op": "end"}
+
+    def _add(self, report, document):
+        """A docstring's report; a documentation file's is added to its function's (one report each)."""
+        if document is None:
+            self.functions.append(report)
+            return
+        report["documents"], report["documented"] = [document], report["attempted"]
+        into = next((f for f in reversed(self.functions) if f["qualname"] == report["qualname"]), None)
+        if into is None:
+            self.functions.append(report)
+            return
+        for key in ("attempted", "failed", "skipped", "documented"):
+            into[key] = into.get(key, 0) + report[key]
+        into["documents"] = [*into.get("documents", []), document]
+        into["failures"] = (into["failures"] + report["failures"])[:FAILURES_CAP]
+        into["parse_error"] = into["parse_error"] or report["parse_error"]
 
     def _judge(self, entry, number, report, answer):
         example, flags = entry.examples[number], entry.flags[number]
@@ -234,6 +264,7 @@ class Verdicts:
                     "got": clip(got) if exception is None else "",
                     "exception": exception,
                     "note": note,
+                    "document": entry.document,
                 })
 
     def _passes(self, example, flags, got, exception, exc_msg):
@@ -256,7 +287,7 @@ class Verdicts:
         entry = self.prepared[index]
         example = entry.examples[number]
         return {"qualname": entry.qualname, "line": entry.line + example.lineno,
-                "source": clip(example.source.rstrip("\n"), 200)}
+                "source": clip(example.source.rstrip("\n"), 200), "document": entry.document}
 
     def finished_functions(self):
         return list(self.functions)
