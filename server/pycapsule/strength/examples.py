@@ -22,7 +22,7 @@ from pycapsule.capsule import Capsule, Example, SourceLines, capsule_by_qualname
 from pycapsule.config import project_root
 from pycapsule.executor import job_for
 from pycapsule.parsing import literal_eval, parse_expression, parse_source
-from pycapsule.sandbox.api import DoctestItem, ExampleFailure, Sandbox
+from pycapsule.sandbox.api import DoctestItem, ExampleFailure, Job, Sandbox
 
 if TYPE_CHECKING:
     from pycapsule.strength.mutants import Mutant
@@ -177,11 +177,12 @@ def _probe_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probe
                    timeout: float, cancel: threading.Event | None) -> list[str | None] | None:
     """What each probe shows on the module (None: cannot be told, e.g. it ran into what the sandbox
     lacks); None when the job did not run them all."""
-    failures = probe_failures(sandbox, capsule, module_source, probes, timeout, cancel)
+    job, item = _probe_job(capsule, module_source, probes, timeout)
+    failures = _run_probes(sandbox, job, item, probes, cancel)
     if failures is None:
         return None
-    module_name = job_for(capsule, module_source, timeout, project_root(capsule.path)).module_name
-    return ["" if failure is None else None if failure.note else _shown(failure, module_name, module_source)
+    name = job.module_name
+    return ["" if failure is None else None if failure.note else _shown(failure, name, module_source)
             for failure in failures]
 
 
@@ -189,11 +190,23 @@ def probe_failures(sandbox: Sandbox, capsule: Capsule, module_source: str, probe
                    timeout: float, cancel: threading.Event | None) -> list[ExampleFailure | None] | None:
     """Each probe call run as a bare example on the module, in one job: doctest's report of what it showed
     or raised (None: it showed nothing); None when the job did not run them all."""
+    job, item = _probe_job(capsule, module_source, probes, timeout)
+    return _run_probes(sandbox, job, item, probes, cancel)
+
+
+def _probe_job(capsule: Capsule, module_source: str, probes: Sequence[str], timeout: float
+               ) -> tuple[Job, DoctestItem]:
+    """The job that runs the probe calls as one docstring of bare examples, and that docstring."""
     item = DoctestItem(capsule.qualname, "".join(f">>> {call}\n" for call in probes), capsule.def_line)
     job = replace(job_for(capsule, module_source, timeout, project_root(capsule.path)), doctests=(item,),
                   trace_lines=False)
+    return job, item
+
+
+def _run_probes(sandbox: Sandbox, job: Job, item: DoctestItem, probes: Sequence[str],
+                cancel: threading.Event | None) -> list[ExampleFailure | None] | None:
     result = sandbox.run(job, cancel)
-    report = next((f for f in result.functions if f.qualname == capsule.qualname), None)
+    report = next((f for f in result.functions if f.qualname == item.qualname), None)
     if (result.status != "ok" or report is None or report.parse_error is not None
             or report.attempted != len(probes) or report.failed != len(report.failures)):
         return None
