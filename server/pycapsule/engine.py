@@ -30,6 +30,7 @@ from pycapsule.project import module_import
 from pycapsule.project_tests import TestSelection, select_tests
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
 from pycapsule.strength.check import Strength, assess
+from pycapsule.strength.rivals import earlier_rivals
 from pycapsule.tests_job import ProjectTests, TestsRun
 
 log = logging.getLogger(__name__)
@@ -158,8 +159,9 @@ class Engine:
         root = project_root(capsule.path)
         documented = doc_examples(capsule.path, capsule.qualname, root, capsule.module_source)
         examples = capsule.verified_by_doctests or bool(documented)
+        rivals = earlier_rivals(self.history(), capsule, source)
         return assess(self.sandbox(), capsule, source, self.settings, examples=examples, tests=tests,
-                      root=root, cancel=cancel)
+                      root=root, cancel=cancel, rivals=rivals)
 
     def close(self) -> None:
         with self._lock:

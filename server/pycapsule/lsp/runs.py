@@ -296,10 +296,10 @@ class Runs:
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
 
     async def _keep_strength(self, run: Run, started_from: StartRequest, outcome: Any) -> bool:
-        """Keep what the run found of its result's strength (`outcome.strength`) when changes survive or an
-        admitted input raises, with the function as the run left it: in the module it produced (the one it
-        started from when it changed nothing)."""
-        if outcome.strength is None or not (outcome.strength.survivors or outcome.strength.raised_on):
+        """Keep what the run found of its result's strength (`outcome.strength`) when it leaves something
+        open (changes survive, an admitted input raises, another passing body disagrees), with the function
+        as the run left it: in the module it produced (the one it started from when it changed nothing)."""
+        if outcome.strength is None or not outcome.strength.loose_ends:
             return False
         module = outcome.new_source or started_from.text
         codec = self._server.workspace.position_codec

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pycapsule.sandbox.api import Sandbox
 from pycapsule.strength.examples import SuggestedExample, suggest_examples
 from pycapsule.strength.mutants import Mutant, mutants_of
 from pycapsule.strength.probes import RaisedOn, raised_on, raised_output
+from pycapsule.strength.rivals import Disagreement, Rival, disagreements
 from pycapsule.tests_job import ProjectTests, body_lines
 
 SHOWN_SURVIVORS = 3
@@ -71,10 +73,19 @@ class Strength:
     """Inputs that tell the body from a survivor, with the body's result, as examples to confirm."""
     raised_on: tuple[RaisedOn, ...] = field(default=())
     """Inputs its annotations admit on which the body raises a type error (`probes`): it is not pinned."""
+    disagreements: tuple[Disagreement, ...] = field(default=())
+    """Inputs on which another body that passes the same examples and tests shows something else (`rivals`):
+    they do not say which is right."""
 
     @property
     def capped(self) -> bool:
         return self.run < self.total
+
+    @property
+    def loose_ends(self) -> bool:
+        """Something its examples and tests leave open: a surviving change, an admitted input it raises on,
+        or another passing body that shows something else."""
+        return bool(self.survivors or self.raised_on or self.disagreements)
 
     @property
     def share(self) -> float:
@@ -93,6 +104,9 @@ class Strength:
         if self.raised_on:
             text += ("; on inputs its annotations admit, "
                      + "; ".join(raised.text() for raised in self.raised_on))
+        if self.disagreements:
+            text += ("; another body that passes them disagrees: "
+                     + "; ".join(found.text() for found in self.disagreements))
         return text
 
     def survivors_text(self, most: int = SHOWN_SURVIVORS, shift: int = 0) -> str:
@@ -105,7 +119,8 @@ class Strength:
         return {"run": self.run, "caught": self.caught, "total": self.total, "capped": self.capped,
                 "seconds": round(self.seconds, 3),
                 "survivors": [{"line": s.line, "change": s.change} for s in self.survivors],
-                "raised_on": [raised.as_json() for raised in self.raised_on]}
+                "raised_on": [raised.as_json() for raised in self.raised_on],
+                "disagreements": [found.as_json() for found in self.disagreements]}
 
 
 def measure_strength(sandbox: Sandbox, capsule: Capsule, source: str, *, examples: bool,
@@ -166,10 +181,12 @@ def measured(settings: Settings, examples: bool, tests: ProjectTests | None) -> 
 
 def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, *, examples: bool,
            tests: ProjectTests | None, root: Path | None, lines_run: frozenset[int] = frozenset(),
-           body_seconds: float = 0.0, cancel: threading.Event | None = None) -> Strength | None:
+           body_seconds: float = 0.0, cancel: threading.Event | None = None,
+           rivals: Sequence[Rival] = ()) -> Strength | None:
     """What `generate`, the editor and `check --strength` say of a passing body: its strength and, when it
-    has survivors, examples that would catch them. None when the check is off (`max_mutants` 0) or nothing
-    checks the body (no example runs and no test passed)."""
+    has survivors, examples that would catch them; the inputs on which `rivals` (other bodies of the
+    function) that pass as well show something else, offered as examples too. None when the check is off
+    (`max_mutants` 0) or nothing checks the body (no example runs and no test passed)."""
     if not measured(settings, examples, tests):
         return None
     budget = Budget(mutants=settings.max_mutants)
@@ -183,7 +200,14 @@ def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, 
                                   f"raises {r.exception} on an input its annotations admit") for r in raised]
     if survivors and not _stopped(cancel):
         suggested += suggest_examples(sandbox, capsule, source, survivors, timeout=timeout, cancel=cancel)
-    return replace(strength, raised_on=raised, suggested=tuple(suggested))
+    disagree = disagreements(sandbox, capsule, source, rivals, first_calls=[s.call for s in suggested],
+                             examples=examples, tests=tests, root=root, job_timeout=settings.job_timeout,
+                             probe_timeout=timeout, cancel=cancel)
+    offered = {example.call for example in suggested}
+    suggested += [SuggestedExample(d.call, d.output, d.other_output, capsule.def_line,
+                                   f"{d.other} shows {d.other_output or 'nothing'}")
+                  for d in disagree if d.call not in offered]
+    return replace(strength, raised_on=raised, suggested=tuple(suggested), disagreements=disagree)
 
 
 def _tests_verdicts(sandbox: Sandbox, tests: ProjectTests, source: str, mutants: list[Mutant], began: float,

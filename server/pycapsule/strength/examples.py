@@ -152,12 +152,9 @@ def suggest_examples(sandbox: Sandbox, capsule: Capsule, source: str, survivors:
     if not probes or not survivors or limit <= 0:
         return ()
     cancelled = cancel.is_set if cancel is not None else lambda: False
-    first = None if cancelled() else _probe_outputs(sandbox, capsule, source, probes, timeout, cancel)
-    second = None if first is None else _probe_outputs(sandbox, capsule, source, probes, timeout, cancel)
-    if first is None or second is None:
+    body = stable_outputs(sandbox, capsule, source, probes, timeout, cancel)
+    if body is None:
         return ()
-    stable = zip(first, second, strict=True)
-    body = [a if a == b and a is not None and _presentable(a) else None for a, b in stable]
     found: list[SuggestedExample] = []
     for mutant in survivors:
         if len(found) >= limit or cancelled():
@@ -173,7 +170,25 @@ def suggest_examples(sandbox: Sandbox, capsule: Capsule, source: str, survivors:
     return tuple(found)
 
 
-def _probe_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probes: tuple[str, ...],
+def stable_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probes: Sequence[str],
+                   timeout: float, cancel: threading.Event | None) -> list[str | None] | None:
+    """What each probe call shows on the module, run twice: None for a call whose output differs between
+    the runs, cannot be told or is not presentable as an example; None when a run did not run them all
+    (or `cancel` is set)."""
+    if cancel is not None and cancel.is_set():
+        return None
+    runs = []
+    for _ in range(2):
+        outputs = _probe_outputs(sandbox, capsule, module_source, probes, timeout, cancel)
+        if outputs is None:
+            return None
+        runs.append(outputs)
+    first, second = runs
+    return [a if a == b and a is not None and _presentable(a) else None
+            for a, b in zip(first, second, strict=True)]
+
+
+def _probe_outputs(sandbox: Sandbox, capsule: Capsule, module_source: str, probes: Sequence[str],
                    timeout: float, cancel: threading.Event | None) -> list[str | None] | None:
     """What each probe shows on the module (None: cannot be told, e.g. it ran into what the sandbox
     lacks); None when the job did not run them all."""

@@ -121,7 +121,8 @@ def render_strength(measured: Measured, first_line: int, *, markdown: bool = Tru
         said += f"; still passing: {measured.survivors_text(first_line)}"
     heading = "pycapsule: " + ("its examples and tests do not pin the body down" if measured.loosely
                                else "changes of the body its examples and tests do not catch"
-                               if strength.survivors else "inputs its annotations admit that it raises on")
+                               if strength.survivors else "inputs its annotations admit that it raises on"
+                               if strength.raised_on else "another body that passes them disagrees")
     if markdown:
         parts = [f"**{markdown_text(heading)}**: {markdown_text(said)}"]
     else:
