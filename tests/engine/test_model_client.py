@@ -13,6 +13,7 @@ from pycapsule.debugging.answer_watch import COPIED_LINES, AnswerTarget
 from pycapsule.generators import Returning
 from pycapsule.model_choice import HOSTED_OPENAI_DEFAULT, choose_model
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, ModelSettings, Programmer, Retrying
+from pycapsule.model_progress import ServerProbe
 from pydantic import SecretStr
 
 from tests.engine.conftest import FAKE_KEY
@@ -21,11 +22,11 @@ from tests.fakes.openai_server import Delay, Drop, Error, FakeOpenAI, Garbage, H
 MESSAGES = [{"role": "user", "content": "write f"}]
 
 
-def programmer(url: str, **overrides: object) -> Programmer:
+def programmer(url: str, server: ServerProbe | None = None, **overrides: object) -> Programmer:
     settings = {"base_url": url, "model": "fake-coder", "api_key": SecretStr(FAKE_KEY),
                 "request_timeout": 10.0, "inactivity_timeout": 5.0, "retries": 2, "backoff": 0.01,
                 "retry_after_cap": 0.2, **overrides}
-    return Programmer(ModelSettings(**settings))  # type: ignore[arg-type]
+    return Programmer(ModelSettings(**settings), server=server)  # type: ignore[arg-type]
 
 
 def drain(gen):

@@ -105,9 +105,7 @@ class Probe:
 
 
 def local_programmer(url: str, probe: Probe, **overrides: object):
-    made = programmer(url, local=True, **overrides)
-    made._server = probe  # what ModelSource gives the embedded model's programmer
-    return made
+    return programmer(url, probe, local=True, **overrides)  # the server: what ModelSource gives it
 
 
 def test_a_stalled_local_request_on_a_busy_machine_says_so_and_goes_on(openai_server: FakeOpenAI,
