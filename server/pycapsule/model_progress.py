@@ -17,7 +17,7 @@ When nothing has moved for `stall_notice` seconds, `stalled` says why in one sen
 machine is busy (the load, and how little CPU the model got), the shared model is answering another
 request, the model server is alive but not working, or an endpoint that sends nothing. The request then
 goes on to its normal end (the answer, or `inactivity_timeout` / `request_timeout`); a model server found
-dead ends it at once (`model_client`).
+dead ends it at once (`model_stream`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ token comes that much sooner (~13 s of a 1,400-token prompt for the 1.5B model o
 
 `PromptReader` talks to llama.cpp's own endpoints (`/apply-template`, `/tokenize`, `/completion`) and
 remembers which tokens the server's one slot holds from its reads. The request checks the server's own
-count before any token is read (`Programmer`): if another request took the slot meanwhile, it is asked
+count before any token is read (`llama_endpoint`): if another request took the slot meanwhile, it is asked
 again without the cache.
 """
 
