@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.checkout import ROOT, checkout_files, copy_checkout
+from tests.packaging.test_urls import REPOSITORY
 
 NAME = "pycapsule-lsp"  # "pycapsule" on PyPI is another project ("tools for Capsule BCI system")
 # Markdown links and images `[text](target)`, reference definitions `[id]: target`, HTML src/href.
@@ -78,6 +79,16 @@ def test_wheel_and_sdist_carry_the_apache_license_text(built: Built) -> None:
     [in_wheel] = [n for n in built.wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
     assert built.wheel.read(in_wheel) == license_text
     assert sdist_member(built, "LICENSE") == license_text
+
+
+def test_the_sdist_carries_the_changelog(built: Built) -> None:
+    assert sdist_member(built, "CHANGELOG.md") == (ROOT / "CHANGELOG.md").read_bytes()
+
+
+def test_the_project_urls_pypi_lists_are_the_repositorys(built: Built) -> None:
+    urls = dict(entry.split(", ", 1) for entry in wheel_metadata(built).get_all("Project-URL") or [])
+    assert urls["Repository"] == REPOSITORY and "Changelog" in urls
+    assert [url for url in urls.values() if not url.startswith(REPOSITORY)] == []
 
 
 def test_the_license_is_an_spdx_expression_and_no_classifier_contradicts_it(built: Built) -> None:
