@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pycapsule.bench.datasets import load_tasks
 from pycapsule.bench.datasets.files import sha256
@@ -45,7 +45,7 @@ from pycapsule.bench.report import write_report
 from pycapsule.bench.runner import BenchRunner, ModelUnavailable, default_workers, reusable_generations
 from pycapsule.bench.shards import SHARDS_KEY, Shard, held_shards, parse_shard
 from pycapsule.bench.summary import summarize
-from pycapsule.bench.tasks import DatasetError
+from pycapsule.bench.tasks import BenchTask, DatasetError
 from pycapsule.commands import SUMMARIES
 from pycapsule.commands.options import Subcommands, add_backend, add_model, add_model_timeouts, setting
 from pycapsule.config import LoadedSettings, load_settings
@@ -53,7 +53,10 @@ from pycapsule.embedded_model.errors import EmbeddedModelError
 from pycapsule.embedded_model.which import endpoint_description
 from pycapsule.exit_codes import ExitCode
 from pycapsule.model_client import ModelError
-from pycapsule.sandbox.api import SandboxUnavailable
+from pycapsule.sandbox.api import Sandbox, SandboxUnavailable
+
+if TYPE_CHECKING:
+    from pycapsule.engine import Engine
 
 DEFAULT_OUT = "bench-results"
 DATASETS = ("humaneval", "humaneval-et", "humaneval-plus", "mbpp", "mbpp-et", "bigcodebench", "realcode",
@@ -229,7 +232,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _run(
-    args: argparse.Namespace, settings: Any, tasks: list, scope: frozenset[str], files: RunFiles,
+    args: argparse.Namespace, settings: Any, tasks: list[BenchTask], scope: frozenset[str], files: RunFiles,
     manifest: dict[str, Any], out: Path,
 ) -> int:
     """Run `tasks`; the closing line counts the records of `scope` (the tasks within --limit) only."""
@@ -249,76 +252,115 @@ def _run(
         try:
             sandbox = engine.sandbox()
             sandbox_name = sandbox.name
-            runner = BenchRunner(
-                tasks,
-                files,
-                sandbox,
-                engine.generate,
-                workers=args.workers or default_workers(tasks),
-                reuse=reusable_generations(
-                    out, manifest["generation_hash"], files.results,
-                    manifest["first_attempt_hash"] if args.mode == "direct" else None),
-            )
-            pending = runner.pending()
-            if (libraries := runner.libraries()).python:
-                manifest[SANDBOX_PYTHON_KEY] = libraries.python
-                manifest[SANDBOX_LIBRARIES_KEY] = with_sandbox_libraries(manifest, libraries.installed)
-            if missing := runner.missing_libraries():
-                blocked = sum(1 for task in pending if set(task.libs) & set(missing))
-                print(f"pycapsule bench: {blocked} tasks need libraries not installed where the sandbox runs "
-                      f"({', '.join(f'{lib} {count}' for lib, count in missing.items())}); "
-                      "they are recorded as unscorable, not sent to the model", file=sys.stderr)
-            fresh = [task for task in pending if task.prompt_key not in runner.reuse]
-            if fresh:
-                programmer = engine.programmer()  # start the model once, before the workers race to
-                manifest["model_label"] = programmer.model_name()
-                if threads := with_model_threads(manifest, engine.model_threads):
-                    manifest[MODEL_THREADS_KEY] = threads
-            elif manifest["config"]["generation"]["model"]["kind"] == "endpoint" and settings.model is None:
-                reused = [r.model_label for r in runner.reuse.values() if r.model_label]
-                manifest["model_label"] = reused[0] if reused else manifest["model_label"]
-            if pending:
-                print(
-                    f"pycapsule bench: {args.dataset} {args.mode}, "
-                    f"{len(pending)} of {len(tasks)} tasks to run "
-                    f"({len(pending) - len(fresh)} reusing generations) with {manifest['model_label']} "
-                    f"-> {files.results}",
-                    file=sys.stderr,
-                )
-            with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
-                runner.run(on_record)
-            if errors := runner.state.model_errors:
-                print(f"pycapsule bench: {len(errors)} task(s) not recorded because the model failed them "
-                      f"({'; '.join(errors)}); rerun the same command to retry them", file=sys.stderr)
-        except SandboxUnavailable as error:
-            code = _fail(f"no sandbox to run code in: {error}", ExitCode.SANDBOX_UNAVAILABLE)
-        except (ModelError, EmbeddedModelError) as error:
-            code = _fail(str(error), ExitCode.MODEL_UNAVAILABLE)
-        except ModelUnavailable as error:
-            code = _fail(
-                f"stopped: the model failed several tasks in a row (last: {error}); "
-                "finished tasks are kept, rerun the same command to resume",
-                ExitCode.MODEL_UNAVAILABLE,
-            )
-        except KeyboardInterrupt:
-            print(
-                "pycapsule bench: interrupted; finished tasks are kept, rerun the same command to resume",
-                file=sys.stderr,
-            )
-            code = ExitCode.INTERRUPTED
+            _run_tasks(args, settings, engine, sandbox, tasks, files, manifest, out)
+        except _STOPS as error:
+            code = _stopped(error)
         finally:
-            manifest["wall_seconds"] = round(
-                float(manifest.get("wall_seconds", 0.0)) + time.monotonic() - began, 1
-            )
-            manifest["updated"] = now()
-            manifest["sandbox"] = sandbox_name
-            if threads := with_model_threads(manifest, engine.model_threads):  # a restarted model may differ
-                manifest[MODEL_THREADS_KEY] = threads
-            write_manifest(files.manifest, manifest)
+            _write_session(manifest, files, engine, began, sandbox_name)
+    _report(args, len(tasks), scope, files, manifest, out)
+    return code
+
+
+def _run_tasks(
+    args: argparse.Namespace, settings: Any, engine: Engine, sandbox: Sandbox, tasks: list[BenchTask],
+    files: RunFiles, manifest: dict[str, Any], out: Path,
+) -> None:
+    """Run in `sandbox` the tasks not recorded yet, each with a reused generation where the run has one."""
+    runner = BenchRunner(
+        tasks,
+        files,
+        sandbox,
+        engine.generate,
+        workers=args.workers or default_workers(tasks),
+        reuse=reusable_generations(
+            out, manifest["generation_hash"], files.results,
+            manifest["first_attempt_hash"] if args.mode == "direct" else None),
+    )
+    pending = runner.pending()
+    _note_libraries(runner, pending, manifest)
+    fresh = [task for task in pending if task.prompt_key not in runner.reuse]
+    _label_model(engine, runner, settings, manifest, generating=bool(fresh))
+    if pending:
+        print(
+            f"pycapsule bench: {args.dataset} {args.mode}, "
+            f"{len(pending)} of {len(tasks)} tasks to run "
+            f"({len(pending) - len(fresh)} reusing generations) with {manifest['model_label']} "
+            f"-> {files.results}",
+            file=sys.stderr,
+        )
+    with progress_reporter(len(tasks), len(tasks) - len(pending)) as on_record:
+        runner.run(on_record)
+    if errors := runner.state.model_errors:
+        print(f"pycapsule bench: {len(errors)} task(s) not recorded because the model failed them "
+              f"({'; '.join(errors)}); rerun the same command to retry them", file=sys.stderr)
+
+
+def _note_libraries(runner: BenchRunner, pending: list[BenchTask], manifest: dict[str, Any]) -> None:
+    """The sandbox's Python and libraries into the manifest; a warning for the pending tasks that need
+    libraries it lacks (recorded as unscorable, not sent to the model)."""
+    if (libraries := runner.libraries()).python:
+        manifest[SANDBOX_PYTHON_KEY] = libraries.python
+        manifest[SANDBOX_LIBRARIES_KEY] = with_sandbox_libraries(manifest, libraries.installed)
+    if missing := runner.missing_libraries():
+        blocked = sum(1 for task in pending if set(task.libs) & set(missing))
+        print(f"pycapsule bench: {blocked} tasks need libraries not installed where the sandbox runs "
+              f"({', '.join(f'{lib} {count}' for lib, count in missing.items())}); "
+              "they are recorded as unscorable, not sent to the model", file=sys.stderr)
+
+
+def _label_model(engine: Engine, runner: BenchRunner, settings: Any, manifest: dict[str, Any],
+                 generating: bool) -> None:
+    """The manifest's model label: the model's own name when tasks need new generations (`generating`: the
+    model is started here), else, for an endpoint's default model, the name its reused generations kept."""
+    if generating:
+        programmer = engine.programmer()  # start the model once, before the workers race to
+        manifest["model_label"] = programmer.model_name()
+        if threads := with_model_threads(manifest, engine.model_threads):
+            manifest[MODEL_THREADS_KEY] = threads
+    elif manifest["config"]["generation"]["model"]["kind"] == "endpoint" and settings.model is None:
+        reused = [r.model_label for r in runner.reuse.values() if r.model_label]
+        manifest["model_label"] = reused[0] if reused else manifest["model_label"]
+
+
+_STOPS = (SandboxUnavailable, ModelError, EmbeddedModelError, ModelUnavailable, KeyboardInterrupt)
+"""What ends a run early, its finished tasks kept (see `_stopped`)."""
+
+
+def _stopped(error: BaseException) -> int:
+    """The exit code of a run that one of `_STOPS` ended, once the reason is said on stderr."""
+    if isinstance(error, SandboxUnavailable):
+        return _fail(f"no sandbox to run code in: {error}", ExitCode.SANDBOX_UNAVAILABLE)
+    if isinstance(error, (ModelError, EmbeddedModelError)):
+        return _fail(str(error), ExitCode.MODEL_UNAVAILABLE)
+    if isinstance(error, ModelUnavailable):
+        return _fail(
+            f"stopped: the model failed several tasks in a row (last: {error}); "
+            "finished tasks are kept, rerun the same command to resume",
+            ExitCode.MODEL_UNAVAILABLE,
+        )
+    print("pycapsule bench: interrupted; finished tasks are kept, rerun the same command to resume",
+          file=sys.stderr)
+    return ExitCode.INTERRUPTED
+
+
+def _write_session(manifest: dict[str, Any], files: RunFiles, engine: Engine, began: float,
+                   sandbox_name: str | None) -> None:
+    """The manifest written however the session ended: its time added, its sandbox, the model's threads."""
+    manifest["wall_seconds"] = round(float(manifest.get("wall_seconds", 0.0)) + time.monotonic() - began, 1)
+    manifest["updated"] = now()
+    manifest["sandbox"] = sandbox_name
+    if threads := with_model_threads(manifest, engine.model_threads):  # a restarted model may differ
+        manifest[MODEL_THREADS_KEY] = threads
+    write_manifest(files.manifest, manifest)
+
+
+def _report(args: argparse.Namespace, run_tasks: int, scope: frozenset[str], files: RunFiles,
+            manifest: dict[str, Any], out: Path) -> None:
+    """The report rebuilt from every record in `out`, and the closing line, which counts `scope`'s only."""
     report = write_report(out)
     records = read_records(files.results)
     summary = summarize(manifest, {task_id: r for task_id, r in records.items() if task_id in scope})
-    shard = f" (shard {args.shard.label}: {len(tasks)} tasks)" if args.shard is not None else ""
+    shard = f" (shard {args.shard.label}: {run_tasks} tasks)" if args.shard is not None else ""
     beyond = len(records) - summary.done
     kept = f" ({beyond} more kept from a longer run)" if beyond else ""
     print(
@@ -329,4 +371,3 @@ def _run(
         f"{summary.mean_model_calls:.2f} model calls/task; "
         f"report: {report}"
     )
-    return code

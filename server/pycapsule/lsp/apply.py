@@ -45,6 +45,7 @@ from typing import Literal, Protocol
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from pycapsule.capsule import Capsule
 from pycapsule.history import APPLIED, application
@@ -123,52 +124,19 @@ async def apply_outcome(
     offers = 0
     while True:
         document = server.workspace.get_text_document(uri)
-        current_text, version = document.source, document.version
+        version = document.version
         try:
-            moved = rebase(started_from.text, current_text, edits, [(capsule.header_start, capsule.body_end)])
+            answer, expected = _offer(server, document, started_from, capsule, edits, preview, label)
         except Conflict as exc:
-            return Applied(
-                "refused",
-                f"`{capsule.name}` was not changed: {exc}. "
-                "Your text is untouched; run it again to regenerate (the new code is in the server's log).",
-                str(exc),
-                code,
-            )
-        expected = _applied_text(current_text, moved)
-        params = types.ApplyWorkspaceEditParams(
-            edit=_workspace_edit(server, uri, version, current_text, moved, capsule, preview, label),
-            label=f"pycapsule: {label or f'generate `{capsule.name}`'}",
-        )
-        answer = asyncio.ensure_future(server.workspace_apply_edit_async(params))
+            return _conflicting(capsule, exc, code)
         offers += 1
         if not await _answered_or_applied(server, changes, uri, answer, expected, wait_seconds):
             _let_go(answer)
-            if not declared:
-                return _not_applicable(capsule, code)
-            silent = f"the editor did not answer the edit within {wait_seconds:g} s"
-            return Applied(
-                "unconfirmed",
-                f"`{capsule.name}`: {silent}; check whether the function was changed "
-                "(the new code is in the server's log).",
-                silent,
-                code,
-            )
-        if not answer.done() or server.workspace.get_text_document(uri).source == expected:
-            _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
-            return Applied("applied", "applied", version=version)
-        try:
-            response = answer.result()
-        except JsonRpcMethodNotFound:  # it does not know the request, whatever it declared
-            return _not_applicable(capsule, code)
-        except Exception as exc:  # an error reply: nothing was applied
-            reason = f"the editor refused the edit ({exc})"
-        else:
-            if response.applied:
-                if await _kept(server, changes, uri, version, started_from.text, capsule):
-                    return Applied("applied", "applied", version=version)
-                reason = "the editor answered that it applied the edit, but its text does not have it"
-            else:
-                reason = response.failure_reason or "the editor did not apply the edit"
+            return _unanswered(capsule, code, wait_seconds, declared)
+        outcome = await _answered(server, changes, started_from, capsule, answer, expected, version, code)
+        if isinstance(outcome, Applied):
+            return outcome
+        reason = outcome
         if not declared:
             return _not_applicable(capsule, code)
         now = loop.time()
@@ -177,17 +145,106 @@ async def apply_outcome(
         if offers >= _OFFERS or following >= _FOLLOW_SECONDS:
             reason = f"{reason} (offered {offers} times, each on the newest text, for {following:.0f} s)"
             break
-        if server.workspace.get_text_document(uri).version == version:
-            # No newer text known yet. An editor that refused a stale version may report the user's typing
-            # only once the user pauses (eglot): wait for it as long as the result may follow the text.
-            newer_exists = "version" in reason.lower()
-            remaining = _FOLLOW_SECONDS - following
-            if not await changes.wait(uri, remaining if newer_exists else min(_SETTLE_SECONDS, remaining)):
-                break  # refused, and the editor reports no newer text: do not insist
+        if not await _newer_text(server, changes, uri, version, reason, following):
+            break  # refused, and the editor reports no newer text: do not insist
     return Applied(
         "refused",
         f"`{capsule.name}` was not changed: {reason} (the new code is in the server's log).",
         reason,
+        code,
+    )
+
+
+def _offer(
+    server: LanguageServer,
+    document: TextDocument,
+    started_from: StartedFrom,
+    capsule: Capsule,
+    edits: Sequence[OffsetEdit],
+    preview: bool,
+    label: str | None,
+) -> tuple[asyncio.Future[types.ApplyWorkspaceEditResult], str]:
+    """Send the edits, rebased onto `document` (the editor's text as the server holds it now): the editor's
+    answer to come, and the text the edits make. Raises `Conflict` when the user changed the function."""
+    current_text, version = document.source, document.version
+    moved = rebase(started_from.text, current_text, edits, [(capsule.header_start, capsule.body_end)])
+    expected = _applied_text(current_text, moved)
+    params = types.ApplyWorkspaceEditParams(
+        edit=_workspace_edit(server, started_from.uri, version, current_text, moved, capsule, preview, label),
+        label=f"pycapsule: {label or f'generate `{capsule.name}`'}",
+    )
+    return asyncio.ensure_future(server.workspace_apply_edit_async(params)), expected
+
+
+async def _answered(
+    server: LanguageServer,
+    changes: ChangeSignal,
+    started_from: StartedFrom,
+    capsule: Capsule,
+    answer: asyncio.Future[types.ApplyWorkspaceEditResult],
+    expected: str,
+    version: int | None,
+    code: str,
+) -> Applied | str:
+    """What became of an edit the editor answered or applied (`expected` is its text then): applied, not
+    applicable, or the reason it was refused."""
+    uri = started_from.uri
+    if not answer.done() or server.workspace.get_text_document(uri).source == expected:
+        _let_go(answer)  # the new text arrived: the editor applied it, whatever it answers
+        return Applied("applied", "applied", version=version)
+    try:
+        response = answer.result()
+    except JsonRpcMethodNotFound:  # it does not know the request, whatever it declared
+        return _not_applicable(capsule, code)
+    except Exception as exc:  # an error reply: nothing was applied
+        return f"the editor refused the edit ({exc})"
+    if not response.applied:
+        return response.failure_reason or "the editor did not apply the edit"
+    if await _kept(server, changes, uri, version, started_from.text, capsule):
+        return Applied("applied", "applied", version=version)
+    return "the editor answered that it applied the edit, but its text does not have it"
+
+
+async def _newer_text(
+    server: LanguageServer,
+    changes: ChangeSignal,
+    uri: str,
+    version: int | None,
+    reason: str,
+    following: float,
+) -> bool:
+    """Whether the editor holds newer text than `version` to offer the edit on again, waiting for it when
+    none is known yet: as long as the result may follow the text when the refusal named a version, else
+    `_SETTLE_SECONDS`."""
+    if server.workspace.get_text_document(uri).version != version:
+        return True
+    # An editor that refused a stale version may report the user's typing only once the user pauses (eglot).
+    newer_exists = "version" in reason.lower()
+    remaining = _FOLLOW_SECONDS - following
+    return await changes.wait(uri, remaining if newer_exists else min(_SETTLE_SECONDS, remaining))
+
+
+def _conflicting(capsule: Capsule, conflict: Conflict, code: str) -> Applied:
+    """The user changed the function during the run: nothing is applied."""
+    return Applied(
+        "refused",
+        f"`{capsule.name}` was not changed: {conflict}. "
+        "Your text is untouched; run it again to regenerate (the new code is in the server's log).",
+        str(conflict),
+        code,
+    )
+
+
+def _unanswered(capsule: Capsule, code: str, wait_seconds: float, declared: bool) -> Applied:
+    """Neither an answer nor the edit's text within `wait_seconds`."""
+    if not declared:
+        return _not_applicable(capsule, code)
+    silent = f"the editor did not answer the edit within {wait_seconds:g} s"
+    return Applied(
+        "unconfirmed",
+        f"`{capsule.name}`: {silent}; check whether the function was changed "
+        "(the new code is in the server's log).",
+        silent,
         code,
     )
 
