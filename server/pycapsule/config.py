@@ -91,6 +91,10 @@ class Settings(BaseModel):
     model_idle_timeout: float = Field(default=900.0, gt=0, le=86400)
     """Seconds the user's shared embedded model server waits without a request before it stops (read from
     the user's own configuration when the server starts; docs/model.md)."""
+    model_gpu_layers: int = Field(default=0, ge=0, le=1000)
+    """Layers of the embedded model llama.cpp offloads to a GPU where the installed runtime reports a GPU
+    device (0: none; more than the model has: all). Without a GPU device the model runs on the CPU and
+    `pycapsule model status` says so. Read from the user's own configuration when the server starts."""
     request_timeout: float = Field(default=300.0, gt=0, le=3600)
     """Seconds one attempt may wait for the model's whole answer, retries and their waits included."""
     inactivity_timeout: float = Field(default=60.0, gt=0, le=3600)
@@ -250,11 +254,13 @@ _KEYS = frozenset(Settings.model_fields)
 _WHERE_CODE_GOES = "a project may not choose where code runs or what is sent"
 _THE_MODEL = "the model is yours to choose, not a project's"
 _A_FILE_LOADED = "a project may not choose a file for your model server to load"
+_YOUR_SERVER = "the shared model server is yours, not a project's"
 _USER_ONLY_REASONS = {
     "sandbox": _WHERE_CODE_GOES, "base_url": _WHERE_CODE_GOES, "api_key_env": _WHERE_CODE_GOES,
     "python": _WHERE_CODE_GOES, "model": _THE_MODEL, "embedded_model_size": _THE_MODEL,
     "embedded_model_file": _A_FILE_LOADED,
-    "model_idle_timeout": "the shared model server is yours, not a project's",
+    "model_idle_timeout": _YOUR_SERVER,
+    "model_gpu_layers": _YOUR_SERVER,
 }
 USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
 """Settings that widen what runs where or what is sent, or choose the model: never taken from a

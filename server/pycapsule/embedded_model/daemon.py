@@ -33,6 +33,7 @@ from pycapsule.embedded_model.serve import (
     ServerOptions,
     default_threads,
     exit_at_once,
+    gpu_offload,
     start_server,
 )
 
@@ -58,7 +59,7 @@ def _file_id(path: Path) -> tuple[int, int, int] | None:
 
 
 def run_shared(model_path: Path, alias: str, folder: Path, threads: int, context: int,
-               idle_timeout: float, *, detach: bool) -> int:
+               idle_timeout: float, *, detach: bool, gpu_layers: int = 0) -> int:
     if detach and os.fork() > 0:
         os._exit(0)  # the starter reaps the parent at once; the child is nobody's child but init's
     pid = os.getpid()
@@ -81,15 +82,21 @@ def run_shared(model_path: Path, alias: str, folder: Path, threads: int, context
         upstream = runtime.socket_path(folder, pid)
         with contextlib.suppress(FileNotFoundError):
             upstream.unlink()
+        offload = gpu_offload(gpu_layers)
+        print(f"pycapsule: shared model server pid {pid}: "
+              + (offload.note() or (f"{offload.layers} layers offloaded to {offload.device}" if offload.layers
+                                    else f"on the CPU (GPU device: {offload.device or 'none'})")),
+              file=sys.stderr, flush=True)
         _RUNNING.append(start_server(ServerOptions(model_path, alias, threads=threads, context=context,
-                                                   socket=upstream)))
+                                                   socket=upstream, gpu_layers=offload.layers)))
         os.chmod(upstream, 0o600)
         gate = Gate(upstream).start()
     except ModelServerError as error:
         _say({"error": str(error)})
         return 2
     model_id = _file_id(model_path)
-    _say({"base_url": gate.base_url, "model": alias, "threads": threads})
+    _say({"base_url": gate.base_url, "model": alias, "threads": threads, "gpu_layers": offload.layers,
+          "gpu_device": offload.device})
     _stdout_to_null()
     reason = _watch(gate, stop, folder, alias, pid, model_path, model_id, idle_timeout, threads) or \
         (why[0] if why else "stopped")
@@ -113,7 +120,7 @@ def _watch(gate: Gate, stop: threading.Event, folder: Path, alias: str, pid: int
            model_id: tuple[int, int, int] | None, idle_timeout: float, threads: int) -> str | None:
     """Serve until a reason to stop; returns it (None: a signal, named by the caller)."""
     recorded, record_by = False, time.monotonic() + RECORD_WITHIN
-    written: tuple[int, int] | None = None
+    written: tuple[int, int, int] | None = None
     while not stop.wait(TICK):
         if not recorded:
             state = runtime.read_state(folder, alias)
@@ -124,6 +131,7 @@ def _watch(gate: Gate, stop: threading.Event, folder: Path, alias: str, pid: int
         if now_id != model_id:
             return f"stopped: its model file {'disappeared' if now_id is None else 'changed'}"
         connections, idle, total = gate.activity()
+        timed_so_far, timed = gate.timings()
         if connections == 0 and idle >= idle_timeout:
             with runtime.exclusive(runtime.lock_file(folder, alias), timeout=5.0):
                 # a client holding the lock checked this server's health: a connection, so not idle now
@@ -132,10 +140,11 @@ def _watch(gate: Gate, stop: threading.Event, folder: Path, alias: str, pid: int
                     gate.close()
                     _forget(folder, alias, pid, f"stopped after {idle_timeout:g} s idle")
                     return f"stopped after {idle_timeout:g} s idle"
-        if written != (connections, total):
-            written = (connections, total)
+        if written != (connections, total, timed_so_far):
+            written = (connections, total, timed_so_far)
             _write_live(folder, alias, {"pid": pid, "open": connections, "idle": idle, "at": time.time(),
-                                        "idle_timeout": idle_timeout, "threads": threads, "stopping": None})
+                                        "idle_timeout": idle_timeout, "threads": threads, "stopping": None,
+                                        "timings": timed})
     return None
 
 
@@ -167,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit after this many seconds without a connection")
     parser.add_argument("--detach", action="store_true",
                         help="leave the starting process (fork; the parent exits at once)")
+    parser.add_argument("--gpu-layers", type=int, default=0,
+                        help="layers to offload to a GPU where the runtime reports one (model_gpu_layers)")
     args = parser.parse_args(argv)
     return run_shared(args.model, args.alias, args.shared, args.threads or default_threads(), args.ctx,
-                      args.idle_timeout, detach=args.detach)
+                      args.idle_timeout, detach=args.detach, gpu_layers=args.gpu_layers)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ class LocalEndpoint:
         else:
             report(f"local model ready at {self.base_url} "
                    f"(shared, already running, {self.threads} thread{plural})")
+        if found.gpu_note:
+            report(found.gpu_note)
 
     @property
     def pid(self) -> int:

@@ -10,11 +10,14 @@ network and cannot connect at all).
 
 A client that disconnects closes its relayed connection too: llama.cpp then cancels the request (it
 checks its connection while it generates). The gate also tells the server how long it has been idle:
-no connection open, counted from the last one's end.
+no connection open, counted from the last one's end, and keeps the `timings` llama.cpp sends at the end
+of each answer (tokens read and written, and the milliseconds each took) of the last `KEPT` requests,
+for `pycapsule model status`'s speed.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ipaddress
 import json
@@ -30,6 +33,39 @@ from pathlib import Path
 HOST = "127.0.0.1"
 _CHUNK = 65536
 _TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+KEPT = 12
+"""Requests whose timings the gate keeps."""
+TIMED = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+_KEY = b'"timings":'
+_LONGEST = 4096
+"""A `timings` object longer than this is not llama.cpp's (it is ~250 bytes): the scanner drops it."""
+
+
+class TimingsScanner:
+    """Finds the `"timings": {...}` objects in one connection's answers (a JSON body, or the last event of an
+    SSE stream), whichever way the bytes are split between reads. A model's text cannot hold the key
+    unescaped: inside a JSON string its quotes are `\\"`."""
+
+    def __init__(self) -> None:
+        self._carry = b""
+        self._decoder = json.JSONDecoder()
+
+    def feed(self, data: bytes) -> list[dict[str, float]]:
+        text, found = self._carry + data, []
+        while True:
+            start = text.find(_KEY)
+            if start < 0:
+                self._carry = text[-(len(_KEY) - 1):]  # the key's start, cut by this read
+                return found
+            rest = text[start + len(_KEY):].lstrip()
+            try:  # ascii with "replace": one character per byte, so `end` counts bytes too
+                value, end = self._decoder.raw_decode(rest.decode("ascii", "replace"))
+            except ValueError:  # not all there yet
+                self._carry = text[start:] if len(text) - start < _LONGEST else b""
+                return found
+            text = rest[end:]
+            if isinstance(value, dict) and all(isinstance(value.get(name), (int, float)) for name in TIMED):
+                found.append({name: float(value[name]) for name in TIMED})
 
 
 def _address(field: str) -> tuple[str, int]:
@@ -104,6 +140,8 @@ class Gate:
         self._total = 0
         self._closed = False
         self.refused = 0
+        self._timings: collections.deque[dict[str, float]] = collections.deque(maxlen=KEPT)
+        self._timed = 0
 
     @property
     def base_url(self) -> str:
@@ -118,6 +156,17 @@ class Gate:
         accepted so far)."""
         with self._lock:
             return self._open, (0.0 if self._open else time.monotonic() - self._last), self._total
+
+    def timings(self) -> tuple[int, list[dict[str, float]]]:
+        """(requests timed so far, the timings of the last `KEPT` of them, oldest first: `TIMED` and "at")."""
+        with self._lock:
+            return self._timed, list(self._timings)
+
+    def _timed_answer(self, timings: list[dict[str, float]]) -> None:
+        with self._lock:
+            for entry in timings:
+                self._timings.append({**entry, "at": time.time()})
+                self._timed += 1
 
     def close(self) -> None:
         """Stop accepting: a client connecting from now on is refused by the kernel at once."""
@@ -163,6 +212,7 @@ class Gate:
 
     def _relay(self, client: socket.socket) -> None:
         upstream: socket.socket | None = None
+        answers = TimingsScanner()
         try:
             with selectors.DefaultSelector() as selector:
                 selector.register(client, selectors.EVENT_READ)
@@ -181,6 +231,8 @@ class Gate:
                             upstream.sendall(data)
                         else:
                             client.sendall(data)
+                            if timings := answers.feed(data):
+                                self._timed_answer(timings)
                     self._touch()
         except OSError:
             return

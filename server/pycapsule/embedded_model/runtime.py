@@ -22,7 +22,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -146,15 +146,25 @@ class ServerState:
     idle_timeout: float
     started: float
     """Unix time the server became ready."""
+    gpu_layers_asked: int = 0
+    """The `model_gpu_layers` setting it was started with."""
+    gpu_layers: int = 0
+    """Layers it offloads to a GPU (0 where the runtime reports no GPU device)."""
+    gpu_device: str = ""
+    """The runtime's GPU device ("": none)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
 
     @classmethod
     def from_json(cls, text: str) -> ServerState | None:
+        """The state, or None for a file that is not one; fields with a default may be missing (a server
+        started by an older pycapsule, still running)."""
         try:
             values = json.loads(text)
-            return cls(**{name: values[name] for name in cls.__dataclass_fields__})
+            fields = cls.__dataclass_fields__
+            return cls(**{name: values[name] for name in fields
+                          if name in values or fields[name].default is MISSING})
         except (ValueError, TypeError, KeyError):
             return None
 

@@ -114,6 +114,41 @@ class ServerOptions:
     copies the prompt's signature and docstring), or by `draft_model` ("draft"), then checked by the model.
     `python3 -m benchmarks speculative` measures both."""
     draft_model: Path | None = None
+    gpu_layers: int = 0
+    """Layers the user asks to offload to a GPU (the `model_gpu_layers` setting); used only where the runtime
+    reports a GPU device (`gpu_offload`)."""
+
+
+@dataclass(frozen=True)
+class GpuOffload:
+    """What llama.cpp offloads to a GPU: `asked` layers by the setting, `layers` really (0: none)."""
+
+    asked: int
+    layers: int
+    device: str
+    """The runtime's first GPU device ("" when it reports none)."""
+
+    def note(self) -> str | None:
+        """One sentence when the setting asks for layers the runtime cannot offload (None otherwise)."""
+        if self.asked and not self.device:
+            return (f"model_gpu_layers asks for {self.asked} layers on a GPU, but the llama.cpp runtime "
+                    "(xllamacpp) reports no GPU device: the model runs on the CPU")
+        return None
+
+
+def gpu_devices() -> list[str]:
+    """The GPUs the installed llama.cpp runtime can offload to, as "name (description)"; [] on a CPU build."""
+    xllamacpp = _runtime()
+    kinds = xllamacpp.ggml_backend_dev_type
+    gpus = (kinds.GGML_BACKEND_DEVICE_TYPE_GPU, kinds.GGML_BACKEND_DEVICE_TYPE_IGPU)
+    return [f"{device.get('name')} ({device.get('description')})" for device in xllamacpp.get_device_info()
+            if device.get("type") in gpus]
+
+
+def gpu_offload(asked: int) -> GpuOffload:
+    """`asked` layers where the runtime has a GPU device, else none: the CPU runs it (never a failure)."""
+    devices = gpu_devices()
+    return GpuOffload(asked, asked if devices else 0, devices[0] if devices else "")
 
 
 def runtime_missing(error: ImportError) -> str:
@@ -147,6 +182,8 @@ def _params(options: ServerOptions) -> Any:
     # ~25 s it took to read after its client left. 512 is the size llama.cpp computes in anyway (n_ubatch),
     # so answers are unchanged (the same greedy text for a 1,204-token prompt; no measurable cost).
     params.n_batch = PROMPT_BATCH
+    # Explicitly 0 when not asked: a GPU build of the runtime would otherwise offload every layer it can.
+    params.n_gpu_layers = gpu_offload(options.gpu_layers).layers if options.gpu_layers else 0
     threads = options.threads or default_threads()
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
@@ -230,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--ctx", type=int, default=CONTEXT_SIZE)
+    parser.add_argument("--gpu-layers", type=int, default=0)
     args = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -238,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     def announce(base_url: str, model: str) -> None:
         print(json.dumps({"base_url": base_url, "model": model}), flush=True)
 
-    options = ServerOptions(args.model, args.alias, args.port, args.threads, args.ctx)
+    options = ServerOptions(args.model, args.alias, args.port, args.threads, args.ctx,
+                            gpu_layers=args.gpu_layers)
     try:
         serve_until(options, announce, stop)
     except ModelServerError as error:

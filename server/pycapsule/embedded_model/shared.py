@@ -28,7 +28,7 @@ from pycapsule.embedded_model import runtime
 from pycapsule.embedded_model.environment import without_secrets
 from pycapsule.embedded_model.errors import ModelServerError
 from pycapsule.embedded_model.runtime import ServerState
-from pycapsule.embedded_model.serve import CONTEXT_SIZE, default_threads
+from pycapsule.embedded_model.serve import CONTEXT_SIZE, GpuOffload, default_threads
 
 Progress = Callable[[str], None]
 
@@ -46,6 +46,8 @@ class Found:
     """This call started the server (else it was running already)."""
     seconds: float
     """How long finding or starting it took."""
+    gpu_note: str | None = None
+    """Why the `model_gpu_layers` asked for are not offloaded (None: they are, or none were asked)."""
 
 
 def pinned_threads() -> int | None:
@@ -54,9 +56,14 @@ def pinned_threads() -> int | None:
 
 
 def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: float | None = None,
-                  folder: Path | None = None) -> Found:
-    """The running shared server for `model_path`, else a new one; raises ModelServerError."""
+                  folder: Path | None = None, gpu_layers: int | None = None) -> Found:
+    """The running shared server for `model_path`, else a new one; raises ModelServerError.
+
+    `gpu_layers=None`: the `model_gpu_layers` setting of the user's own configuration, like the idle timeout
+    (every client of the shared server reads the same, so they never restart it back and forth)."""
     began = time.monotonic()
+    if gpu_layers is None:
+        gpu_layers = configured_gpu_layers()
     folder = folder or runtime.runtime_dir()
     lock = runtime.lock_file(folder, alias)
 
@@ -70,9 +77,9 @@ def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: 
                                    "`pycapsule model stop`.")
         state = runtime.read_state(folder, alias)
         if state is not None:
-            problem = unusable(state, model_path)
+            problem = unusable(state, model_path, gpu_layers)
             if problem is None:
-                return Found(state, False, time.monotonic() - began)
+                return Found(state, False, time.monotonic() - began, gpu_note(state, gpu_layers))
             if runtime.process_alive(state.pid, state.start_ticks):
                 report(f"restarting the shared local model (pid {state.pid}): {problem}")
                 terminate(state)
@@ -82,7 +89,7 @@ def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: 
             idle_timeout = configured_idle_timeout()
         report(f"starting the local model {alias} ({model_path.name}), shared by your pycapsule processes")
         _remove_stale_sockets(folder)
-        state = _launch(folder, alias, model_path, idle_timeout)
+        state = _launch(folder, alias, model_path, idle_timeout, gpu_layers)
         runtime.write_atomically(runtime.state_file(folder, alias), state.to_json())
         try:
             _wait_healthy(state, folder)
@@ -91,7 +98,7 @@ def find_or_start(alias: str, model_path: Path, report: Progress, idle_timeout: 
             with contextlib.suppress(OSError):
                 runtime.state_file(folder, alias).unlink()
             raise
-        return Found(state, True, time.monotonic() - began)
+        return Found(state, True, time.monotonic() - began, gpu_note(state, gpu_layers))
 
 
 def _remove_stale_sockets(folder: Path) -> None:
@@ -103,18 +110,34 @@ def _remove_stale_sockets(folder: Path) -> None:
                 path.unlink()
 
 
-def configured_idle_timeout() -> float:
-    """The `model_idle_timeout` setting from the user's own configuration (file, environment)."""
+def _users_setting(key: str, otherwise: float) -> float:
+    """A setting from the user's own configuration (file, environment), never a project's; `otherwise` if it
+    cannot be read."""
     try:
         from pycapsule.config import load_settings
 
-        return float(load_settings(None).settings.model_idle_timeout)
+        return float(getattr(load_settings(None).settings, key))
     except Exception:  # a broken config file must not keep the model from starting
-        return DEFAULT_IDLE_TIMEOUT
+        return otherwise
 
 
-def unusable(state: ServerState, model_path: Path) -> str | None:
-    """Why the recorded server cannot serve `model_path` now (None: it can)."""
+def configured_idle_timeout() -> float:
+    """The `model_idle_timeout` setting."""
+    return _users_setting("model_idle_timeout", DEFAULT_IDLE_TIMEOUT)
+
+
+def configured_gpu_layers() -> int:
+    """The `model_gpu_layers` setting (0 if unreadable)."""
+    return int(_users_setting("model_gpu_layers", 0))
+
+
+def gpu_note(state: ServerState, asked: int) -> str | None:
+    """One sentence when `asked` layers cannot be offloaded by the running server `state` (None otherwise)."""
+    return GpuOffload(asked, state.gpu_layers, state.gpu_device).note()
+
+
+def unusable(state: ServerState, model_path: Path, gpu_layers: int = 0) -> str | None:
+    """Why the recorded server cannot serve `model_path` now, with `gpu_layers` offloaded (None: it can)."""
     if not runtime.process_alive(state.pid, state.start_ticks):
         return "it is no longer running"
     try:
@@ -128,6 +151,9 @@ def unusable(state: ServerState, model_path: Path) -> str | None:
     if pinned is not None and pinned != state.threads:
         threads = f"{state.threads} thread{'s' if state.threads != 1 else ''}"
         return f"it runs {threads} and $PYCAPSULE_MODEL_THREADS asks for {pinned}"
+    # Where its runtime has no GPU device a restart would change nothing: the CPU runs the model either way.
+    if gpu_layers != state.gpu_layers_asked and state.gpu_device:
+        return f"it offloads {state.gpu_layers} layers to its GPU and model_gpu_layers asks for {gpu_layers}"
     if not _answers(state, within=HEALTH_PATIENCE):
         return f"it has not answered its health check for {HEALTH_PATIENCE:.0f} s"
     return None
@@ -180,12 +206,12 @@ def terminate(state: ServerState, grace: float = STOP_GRACE) -> bool:
     return not runtime.process_alive(state.pid, state.start_ticks)
 
 
-def _launch(folder: Path, alias: str, model_path: Path, idle_timeout: float) -> ServerState:
+def _launch(folder: Path, alias: str, model_path: Path, idle_timeout: float, gpu_layers: int) -> ServerState:
     threads = pinned_threads() or default_threads()
     command = [
         sys.executable, "-m", "pycapsule.embedded_model.daemon", "--model", str(model_path), "--alias", alias,
         "--threads", str(threads), "--ctx", str(CONTEXT_SIZE), "--shared", str(folder),
-        "--idle-timeout", f"{idle_timeout:g}", "--detach",
+        "--idle-timeout", f"{idle_timeout:g}", "--gpu-layers", str(gpu_layers), "--detach",
     ]
     log_path = runtime.log_file(folder, alias)
     descriptor = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -215,7 +241,8 @@ def _launch(folder: Path, alias: str, model_path: Path, idle_timeout: float) -> 
         pid=pid, start_ticks=runtime.start_ticks(pid), base_url=str(ready["base_url"]),
         alias=str(ready["model"]), model_path=str(model_path), model_size=info.st_size,
         model_mtime_ns=info.st_mtime_ns, threads=int(ready["threads"]), idle_timeout=idle_timeout,
-        started=time.time(),
+        started=time.time(), gpu_layers_asked=gpu_layers, gpu_layers=int(str(ready.get("gpu_layers", 0))),
+        gpu_device=str(ready.get("gpu_device", "")),
     )
 
 
@@ -320,6 +347,50 @@ class Status:
     open_connections: int
     idle_seconds: float | None
     """Seconds since its last connection ended (None: unknown)."""
+    speed: Speed | None = None
+    """How fast it read and wrote its last requests (None: no request timed yet)."""
+
+
+@dataclass(frozen=True)
+class Speed:
+    """llama.cpp's own timings of a server's last `requests` answers (gate.py), summed."""
+
+    requests: int
+    read_tokens: int
+    read_seconds: float
+    written_tokens: int
+    written_seconds: float
+
+    @property
+    def reads_per_second(self) -> float | None:
+        return self.read_tokens / self.read_seconds if self.read_seconds > 0 else None
+
+    @property
+    def writes_per_second(self) -> float | None:
+        return self.written_tokens / self.written_seconds if self.written_seconds > 0 else None
+
+    def sentence(self) -> str:
+        """'writes 11.8 tokens/s, reads 64.0 tokens/s (llama.cpp's timings of its last 12 requests)'."""
+        def rate(value: float | None) -> str:
+            return "? tokens/s" if value is None else f"{value:.1f} tokens/s"
+
+        plural = "s" if self.requests != 1 else ""
+        return (f"writes {rate(self.writes_per_second)}, reads {rate(self.reads_per_second)} "
+                f"(llama.cpp's timings of its last {self.requests} request{plural})")
+
+
+def speed(timings: object) -> Speed | None:
+    """The timings a server's live file holds, summed (tokens over seconds: a request of a few tokens weighs
+    little); None when there are none."""
+    entries = [entry for entry in timings if isinstance(entry, dict)] if isinstance(timings, list) else []
+    entries = [entry for entry in entries if all(isinstance(entry.get(name), (int, float)) for name in
+                                                 ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms"))]
+    if not entries:
+        return None
+    return Speed(len(entries), int(sum(entry["prompt_n"] for entry in entries)),
+                 sum(entry["prompt_ms"] for entry in entries) / 1000,
+                 int(sum(entry["predicted_n"] for entry in entries)),
+                 sum(entry["predicted_ms"] for entry in entries) / 1000)
 
 
 def status(folder: Path | None = None) -> list[Status]:
@@ -332,5 +403,6 @@ def status(folder: Path | None = None) -> list[Status]:
         idle = None
         if ours and connections == 0 and isinstance(live.get("idle"), (int, float)):
             idle = float(live["idle"]) + max(0.0, time.time() - float(live.get("at", time.time())))
-        found.append(Status(state, runtime.process_alive(state.pid, state.start_ticks), connections, idle))
+        found.append(Status(state, runtime.process_alive(state.pid, state.start_ticks), connections, idle,
+                            speed(live.get("timings")) if ours else None))
     return found
