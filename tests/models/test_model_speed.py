@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from openai import OpenAI
+from pycapsule.embedded_model import runtime, shared
 from pycapsule.embedded_model.endpoint import start_local_endpoint
 from pycapsule.embedded_model.gate import KEPT, TimingsScanner
 from pycapsule.embedded_model.shared import speed
@@ -62,6 +63,26 @@ def test_the_rates_are_tokens_over_seconds_summed() -> None:
     assert found.sentence() == ("writes 13.3 tokens/s, reads 91.8 tokens/s "
                                 "(llama.cpp's timings of its last 2 requests)")
     assert speed([]) is None and speed(None) is None and speed([{"prompt_n": "x"}]) is None
+
+
+def test_a_server_of_an_older_pycapsule_is_said_to_keep_no_timings(runtime_dir: Path) -> None:
+    """Its live file has no `timings`: "no request timed yet" would be wrong, it may have answered many."""
+    state = runtime.ServerState(
+        pid=os.getpid(), start_ticks=runtime.start_ticks(os.getpid()), base_url="http://127.0.0.1:9/v1",
+        alias="m", model_path="m.gguf", model_size=1, model_mtime_ns=1, threads=1, idle_timeout=60.0,
+        started=0.0)
+    recorded = runtime.state_file(runtime_dir, "m")
+    recorded.write_text(state.to_json())
+    live = {"pid": os.getpid(), "open": 0, "idle": 1.0, "at": time.time()}
+    try:
+        runtime.live_file(runtime_dir, "m").write_text(json.dumps(live))
+        [older] = shared.status(runtime_dir)
+        assert (older.speed, older.keeps_timings) == (None, False)
+        runtime.live_file(runtime_dir, "m").write_text(json.dumps({**live, "timings": []}))
+        [newer] = shared.status(runtime_dir)
+        assert (newer.speed, newer.keeps_timings) == (None, True)
+    finally:
+        recorded.unlink()  # it names this test's own process: the fixture must not stop it
 
 
 def status(env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:

@@ -32,7 +32,7 @@ from pycapsule.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from pycapsule.embedded_model.fetching import Step
-    from pycapsule.embedded_model.shared import Speed
+    from pycapsule.embedded_model.shared import Speed, Status
 
 SIZE_HELP = "default: the embedded_model_size setting ($PYCAPSULE_EMBEDDED_MODEL_SIZE), else 1.5b"
 
@@ -204,6 +204,7 @@ def _status(args: argparse.Namespace) -> int:
             "open_connections": entry.open_connections, "idle_seconds": entry.idle_seconds,
             "gpu_layers": entry.state.gpu_layers, "gpu_layers_asked": entry.state.gpu_layers_asked,
             "gpu_device": entry.state.gpu_device or None, "speed": _speed_json(entry.speed),
+            "keeps_timings": entry.keeps_timings,
         } for entry in found], "model_dir": str(model_dir()), "model_files": files,
             "own_file": own, "model_gpu_layers": gpu_layers,
             "gpu_note": next((note for note in gpu if note), None)}, indent=2))
@@ -224,8 +225,7 @@ def _status(args: argparse.Namespace) -> int:
         offloaded = f", {state.gpu_layers} layers on {state.gpu_device}" if state.gpu_layers else ""
         print(f"{state.alias}: running, pid {state.pid}, {threads}{offloaded}, at {state.base_url}, "
               f"up {_duration(time.time() - state.started)}, {idle}")
-        print(f"{state.alias}: " + (entry.speed.sentence() if entry.speed else "no request timed yet "
-                                    "(tokens/s come from llama.cpp's timings of the requests it answers)"))
+        print(f"{state.alias}: {_speed_sentence(entry)}")
     for file in files:
         print(f"{file['file']}: {file['size']} model file, from {file['source_label']}")
     if own is not None:
@@ -243,6 +243,15 @@ def _gpu_note(gpu_layers: int) -> str | None:
         return gpu_offload(gpu_layers).note()
     except ModelServerError as error:
         return str(error).rstrip(".")
+
+
+def _speed_sentence(entry: Status) -> str:
+    if entry.speed is not None:
+        return entry.speed.sentence()
+    if not entry.keeps_timings:
+        return ("tokens/s not kept by this server (started by an older pycapsule; `pycapsule model stop` "
+                "renews it)")
+    return "no request timed yet (tokens/s come from llama.cpp's timings of the requests it answers)"
 
 
 def _speed_json(speed: Speed | None) -> dict[str, object] | None:

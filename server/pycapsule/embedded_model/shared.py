@@ -349,6 +349,8 @@ class Status:
     """Seconds since its last connection ended (None: unknown)."""
     speed: Speed | None = None
     """How fast it read and wrote its last requests (None: no request timed yet)."""
+    keeps_timings: bool = True
+    """False for a server started by an older pycapsule, whose gate keeps no timings."""
 
 
 @dataclass(frozen=True)
@@ -404,5 +406,5 @@ def status(folder: Path | None = None) -> list[Status]:
         if ours and connections == 0 and isinstance(live.get("idle"), (int, float)):
             idle = float(live["idle"]) + max(0.0, time.time() - float(live.get("at", time.time())))
         found.append(Status(state, runtime.process_alive(state.pid, state.start_ticks), connections, idle,
-                            speed(live.get("timings")) if ours else None))
+                            speed(live.get("timings")) if ours else None, not ours or "timings" in live))
     return found
