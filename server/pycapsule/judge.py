@@ -16,7 +16,7 @@ is the earlier one, with `AttemptResult.repeated` naming the attempt that got it
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 
 from pycapsule.capsule import Capsule
@@ -30,6 +30,7 @@ from pycapsule.executor import Verdict, execute, job_for, judge
 from pycapsule.model_client import Cancelled
 from pycapsule.sandbox.api import Sandbox
 from pycapsule.strength.check import Strength, assess, measured
+from pycapsule.strength.rivals import Rival
 from pycapsule.tests_job import ProjectTests, TestsRun, counted, coverage, tests_condensed, tests_headline
 
 REPEATABLE = ("failed", "timeout", "memory")
@@ -165,9 +166,11 @@ class Judge:
         if self.cancel.is_set():
             raise Cancelled()
 
-    def strength(self, result: AttemptResult, attempt: int) -> Generator[Pinning, None, Strength | None]:
+    def strength(self, result: AttemptResult, attempt: int, rivals: Sequence[Rival] = ()
+                 ) -> Generator[Pinning, None, Strength | None]:
         """How many small changes of the passing body `result` its examples and tests catch, with examples
-        that would catch the survivors; None when the check is off or nothing checks the body."""
+        that would catch the survivors, and where `rivals` (other bodies of the function) that pass too show
+        something else; None when the check is off or nothing checks the body."""
         tests = self.tests if result.tests is not None and result.tests.ok else None
         if result.new_source is None or not measured(self.settings, self.verified, tests):
             return None
@@ -175,7 +178,7 @@ class Judge:
         ran = result.example_lines | (result.tests.lines_run if result.tests is not None else frozenset())
         strength = assess(self.sandbox, self.capsule, result.new_source, self.settings,
                           examples=self.verified, tests=tests, root=self.root, lines_run=ran,
-                          body_seconds=result.example_seconds, cancel=self.cancel)
+                          body_seconds=result.example_seconds, cancel=self.cancel, rivals=rivals)
         self._stop_if_cancelled()
         return strength
 

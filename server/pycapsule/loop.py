@@ -56,6 +56,7 @@ from pycapsule.prompts import whole_answer
 from pycapsule.reply_reading import as_far_as_it_went, read_reply
 from pycapsule.run_record import RunRecorder
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.strength.rivals import Rival, earlier_rivals
 from pycapsule.tests_job import ProjectTests
 
 ENDPOINT_FAILURES: tuple[type[Exception], ...] = (EndpointError,)
@@ -264,7 +265,7 @@ class _Run:
             return result
         if result.verdict == "passed":
             what, _ = self.judge.what_ran(result)
-            strength = yield from self.judge.strength(result, 0)
+            strength = yield from self.judge.strength(result, 0, self._rivals(result))
             told = outcome_text.already_passes(capsule.qualname, what, strength, self.judge.loose(strength))
         else:
             told = outcome_text.already_runs(capsule.qualname,
@@ -280,12 +281,19 @@ class _Run:
             told = outcome_text.passed_as_written(name, what, result.headline)
         elif result.verdict == "passed":
             what, weak = self.judge.what_ran(result)
-            strength = yield from self.judge.strength(result, attempt)
+            strength = yield from self.judge.strength(result, attempt, self._rivals(result))
             told = outcome_text.passed(name, what, weak, strength, self.judge.loose(strength), self.attempts,
                                        self._size(result))
         else:
             told = outcome_text.not_verified(name, result.headline or outcome_text.unverified(self.capsule))
         yield self._finish(told, result.new_source, result.edits, result_attempt=attempt)
+
+    def _rivals(self, result: AttemptResult) -> list[Rival]:
+        """The bodies earlier runs of the function passed, other than `result`'s: where they still pass and
+        show something else, the result says so (`pycapsule.strength.rivals`)."""
+        if result.new_source is None:
+            return []
+        return earlier_rivals(self.recorder.history, self.capsule, result.new_source)
 
     def _size(self, result: AttemptResult) -> str:
         """For a repair: how much of the body it changed ('; it changed 1 of 9 body lines')."""

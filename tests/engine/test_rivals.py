@@ -20,6 +20,9 @@ from pycapsule.sandbox.api import Sandbox
 from pycapsule.strength.check import assess
 from pycapsule.strength.rivals import Rival, disagreements, earlier_bodies
 
+from tests.engine.test_strength import generate
+from tests.fakes.openai_server import FakeOpenAI
+
 FEES = '''"""Library fees."""
 
 
@@ -120,3 +123,24 @@ def test_check_strength_names_where_a_body_an_earlier_run_passed_disagrees(
     shown = subprocess.run([sys.executable, "-m", "pycapsule", "check", f"{path}::late_fee", "--strength"],
                            capture_output=True, text=True, timeout=120)
     assert "another body that passes them disagrees: `late_fee(" in shown.stdout
+
+
+def test_generate_says_where_its_body_and_the_one_an_earlier_run_passed_disagree(
+        openai_server: FakeOpenAI, tmp_path: Path) -> None:
+    path = tmp_path / "fees.py"
+    path.write_text(FEES)
+    (tmp_path / "pyproject.toml").write_text("[tool.pycapsule]\nretry_backoff = 0.01\nmodel_retries = 1\n")
+    openai_server.queue(f"```python\n{CAPPED}```")
+    first = json.loads(generate(openai_server, f"{path}::late_fee", "--json").stdout)["results"][0]
+    assert first["status"] == "passed" and first["mutants"]["disagreements"] == []  # nothing earlier
+    openai_server.queue(f"```python\n{UNCAPPED}```")
+    done = generate(openai_server, f"{path}::late_fee", "--json")
+
+    assert done.returncode == ExitCode.OK, done.stderr  # it informs; the status is the small changes' to set
+    result = json.loads(done.stdout)["results"][0]
+    found = result["mutants"]["disagreements"]
+    assert found and all(float(d["output"]) == float(d["call"][9:-1]) / 2 and d["other_output"] == "10.0"
+                         for d in found)
+    assert "another body that passes them disagrees: `late_fee(" in result["message"]
+    offered = {example["call"]: example["output"] for example in result["suggested_examples"]}
+    assert all(offered.get(d["call"]) == d["output"] for d in found)

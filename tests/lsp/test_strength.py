@@ -54,6 +54,17 @@ async def servers(endpoint: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory
 ADD_FIRST = "Add example `late_fee(30)` → 10.0"
 
 
+@pytest_asyncio.fixture(loop_scope="module")
+async def default_editor(fake: ScriptedModel, project: Path, tmp_path: Path) -> AsyncIterator[Editor]:
+    """An editor of its own whose server has the default settings (`minCaught` 0) and its own history."""
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path),
+                                TEST_OPTIONS)
+    try:
+        yield editor
+    finally:
+        await stop_editor(editor)
+
+
 async def generate_fees(editor: Editor, fake: ScriptedModel, name: str = "fees.py") -> tuple[str, dict]:
     fake.queue(CAPPED)
     uri = editor.open(name, FEES)
@@ -201,26 +212,22 @@ async def test_a_client_without_document_changes_resolve_or_progress_gets_the_ed
 
 
 async def test_by_default_the_run_passes_with_hover_and_the_actions_but_no_diagnostic(
-        fake: ScriptedModel, project: Path, tmp_path: Path):
-    env = server_env(fake.base_url, tmp_path)
-    editor = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
-    try:
-        uri, result = await generate_fees(editor, fake)
+        default_editor: Editor, fake: ScriptedModel):
+    editor = default_editor
+    uri, result = await generate_fees(editor, fake)
 
-        assert result["status"] == "passed", result
-        assert counts(result) in result["message"], result
-        assert "code actions on `late_fee` add examples" in result["message"]
-        assert editor.text(uri) == FEES + BODY
-        hover = await editor.hover(uri, 0, 6)
-        assert hover is not None and f"```python\n{SUGGESTED}```" in hover.contents.value
-        assert "changes of the body its examples and tests do not catch" in hover.contents.value
-        listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return 10.0")))
-        assert list(listed) == [ADD_FIRST, "Add example `late_fee(103)` → 10.0", ADD_BOTH]
-        editor.save(uri)
-        await editor.wait_for_log(checked)
-        assert not loose(editor.client.diagnostics.get(uri, []))
-    finally:
-        await stop_editor(editor)
+    assert result["status"] == "passed", result
+    assert counts(result) in result["message"], result
+    assert "code actions on `late_fee` add examples" in result["message"]
+    assert editor.text(uri) == FEES + BODY
+    hover = await editor.hover(uri, 0, 6)
+    assert hover is not None and f"```python\n{SUGGESTED}```" in hover.contents.value
+    assert "changes of the body its examples and tests do not catch" in hover.contents.value
+    listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return 10.0")))
+    assert list(listed) == [ADD_FIRST, "Add example `late_fee(103)` → 10.0", ADD_BOTH]
+    editor.save(uri)
+    await editor.wait_for_log(checked)
+    assert not loose(editor.client.diagnostics.get(uri, []))
 
 
 LABELS = '''from typing import Any
@@ -237,26 +244,52 @@ JOINS_STRINGS_ONLY = '```python\ndef join_all(items):\n    return ", ".join(item
 
 
 async def test_an_admitted_input_the_body_raises_on_is_on_hover_and_offered_as_an_example(
-        fake: ScriptedModel, project: Path, tmp_path: Path):
-    env = server_env(fake.base_url, tmp_path)
-    editor = await start_editor("visual-studio-code", project, env, TEST_OPTIONS)
-    try:
-        fake.queue(JOINS_STRINGS_ONLY)
-        uri = editor.open("labels.py", LABELS)
-        line = line_of(LABELS, "def join_all")
-        actions = await editor.code_actions(uri, line) or []
-        [action] = [a for a in actions if a.title == "Generate & self-debug"]
-        result = await editor.run(action.command)
+        default_editor: Editor, fake: ScriptedModel):
+    editor = default_editor
+    fake.queue(JOINS_STRINGS_ONLY)
+    uri = editor.open("labels.py", LABELS)
+    line = line_of(LABELS, "def join_all")
+    actions = await editor.code_actions(uri, line) or []
+    [action] = [a for a in actions if a.title == "Generate & self-debug"]
+    result = await editor.run(action.command)
 
-        assert result["status"] == "passed", result  # strict_signatures is off by default
-        call = re.search(r"on inputs its annotations admit, `(join_all\(\[.*?\]\))` raises TypeError",
-                         result["message"]).group(1)
-        hover = await editor.hover(uri, line, 6)
-        assert hover is not None
-        text = html.unescape(MarkdownIt("commonmark").render(hover.contents.value))
-        assert "inputs its annotations admit that it raises on" in text
-        assert f">>> {call}\nTraceback (most recent call last):\n    ...\nTypeError: sequence item 0" in text
-        listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return")))
-        assert any(title.startswith(f"Add example `{call}`") for title in listed), list(listed)
-    finally:
-        await stop_editor(editor)
+    assert result["status"] == "passed", result  # strict_signatures is off by default
+    call = re.search(r"on inputs its annotations admit, `(join_all\(\[.*?\]\))` raises TypeError",
+                     result["message"]).group(1)
+    hover = await editor.hover(uri, line, 6)
+    assert hover is not None
+    text = html.unescape(MarkdownIt("commonmark").render(hover.contents.value))
+    assert "inputs its annotations admit that it raises on" in text
+    assert f">>> {call}\nTraceback (most recent call last):\n    ...\nTypeError: sequence item 0" in text
+    listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return")))
+    assert any(title.startswith(f"Add example `{call}`") for title in listed), list(listed)
+
+
+UNCAPPED = "```python\ndef late_fee(days):\n    return days * 0.5\n```"
+"""Passes late_fee(3) as CAPPED does, and shows another value above 20 days."""
+
+
+async def test_a_body_that_disagrees_with_one_an_earlier_run_passed_says_both_values_on_hover(
+        default_editor: Editor, fake: ScriptedModel):
+    editor = default_editor
+    uri, first = await generate_fees(editor, fake)
+    assert first["status"] == "passed", first
+    editor.replace(uri, BODY, "")  # back to the stub: the user asks again
+    fake.queue(UNCAPPED)
+    [action] = [a for a in await editor.code_actions(uri, 0) or [] if a.title == "Generate & self-debug"]
+    second = await editor.run(action.command)
+
+    assert second["status"] == "passed", second  # a disagreement informs; it withholds nothing
+    said = re.search(r"another body that passes them disagrees: `late_fee\((\d+)\)` is ([\d.]+) with "
+                     r"this body, 10\.0 with the body a run passed on \d{4}-\d\d-\d\d \d\d:\d\d",
+                     second["message"])
+    assert said is not None, second["message"]
+    days, value = said.groups()
+    assert float(value) == int(days) * 0.5 and int(days) > 20
+    hover = await editor.hover(uri, 0, 6)
+    assert hover is not None
+    text = html.unescape(MarkdownIt("commonmark").render(hover.contents.value))
+    assert f"`late_fee({days})` is {value} with this body, 10.0 with the body a run passed on" in text
+    assert f">>> late_fee({days})\n{value}" in text  # offered with this body's value, to confirm it
+    listed = example_actions(await editor.code_actions(uri, line_of(editor.text(uri), "return")))
+    assert f"Add example `late_fee({days})` → {value}" in listed, list(listed)
