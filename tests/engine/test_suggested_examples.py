@@ -106,17 +106,41 @@ def test_floats_try_the_midpoints_between_the_examples_first() -> None:
         "scale(x=6.0)", "scale(x=4.0)", "scale(x=0.0)", "scale(x=-5.0)", "scale(x=50.0)")
 
 
-def test_methods_coroutines_and_calls_without_literal_arguments_get_no_probes() -> None:
-    method = '''class Library:
+LIBRARY = '''class Library:
+    def __init__(self, cap=10.0):
+        self.cap = cap
+
     def late_fee(self, days):
-        """
-        >>> Library().late_fee(3)
+        """The fee for returning a book `days` days late.
+
+        >>> library = Library()
+        >>> library.late_fee(3)
         1.5
-        >>> late_fee(3)
-        1.5
         """
+        return min(days * 0.5, self.cap)
 '''
-    assert probe_calls(capsule_by_qualname(method, "Library.late_fee")) == ()
+
+
+def test_a_methods_calls_keep_a_receiver_that_stands_alone_written_in_place_of_its_name() -> None:
+    calls = probe_calls(capsule_by_qualname(LIBRARY, "Library.late_fee"))
+    assert calls[:3] == ("Library().late_fee(4)", "Library().late_fee(2)", "Library().late_fee(0)")
+    assert "Library().late_fee(3)" not in calls  # the example's own call, its receiver in place
+    chained = LIBRARY.replace(">>> library = Library()\n        >>> library.late_fee(3)",
+                              ">>> Library(cap=5.0).late_fee(3)")
+    assert probe_calls(capsule_by_qualname(chained, "Library.late_fee"))[0] == "Library(cap=5.0).late_fee(4)"
+
+
+def test_a_receiver_that_does_not_stand_alone_gets_no_probes() -> None:
+    made_elsewhere = LIBRARY.replace("library = Library()", "library = open_library(Library)")
+    assert probe_calls(capsule_by_qualname(made_elsewhere, "Library.late_fee")) == ()
+    rebound = "library = Library()\n        >>> library, other = other, 1"
+    changed = LIBRARY.replace("library = Library()", rebound)
+    assert probe_calls(capsule_by_qualname(changed, "Library.late_fee")) == ()
+    a_function_of_that_name = LIBRARY.replace("library.late_fee(3)", "late_fee(3)")
+    assert probe_calls(capsule_by_qualname(a_function_of_that_name, "Library.late_fee")) == ()
+
+
+def test_coroutines_and_calls_without_literal_arguments_get_no_probes() -> None:
     named = LATE_FEE.replace(">>> late_fee(3)", ">>> days = 3\n    >>> late_fee(days)")
     assert probe_calls(capsule_by_qualname(named, "late_fee")) == ()
     coroutine = LATE_FEE.replace("def late_fee", "async def late_fee")
@@ -306,3 +330,16 @@ def test_backslashes_and_quotes_are_escaped_so_doctest_reads_the_output_back() -
 def test_a_function_without_a_docstring_cannot_take_examples() -> None:
     with pytest.raises(ValueError, match="docstring"):
         add_examples("def late_fee(days):\n    return days\n", "late_fee", [CAPPED])
+
+
+def test_a_methods_surviving_change_gets_an_example_that_passes_once_added(sandbox: Sandbox) -> None:
+    capsule = capsule_by_qualname(LIBRARY, "Library.late_fee")
+    cap = Mutant(12, "`self.cap` -> `11.0`", "constant", LIBRARY.replace("self.cap)", "11.0)"))
+    found = suggest_examples(sandbox, capsule, LIBRARY, [cap], timeout=10.0)
+    assert found == (SuggestedExample("Library().late_fee(30)", "10.0", "11.0", 12, "`self.cap` -> `11.0`"),)
+    example = "        1.5\n        >>> Library().late_fee(30)\n        10.0\n"
+    added = add_examples(LIBRARY, "Library.late_fee", found)
+    assert added == LIBRARY.replace("        1.5\n", example)
+    capsule = capsule_by_qualname(added, "Library.late_fee")
+    assert execute(sandbox, capsule, added, 10.0).passed
+    assert not execute(sandbox, capsule, cap.source.replace("        1.5\n", example), 10.0).passed

@@ -34,6 +34,8 @@ _UNREADABLE = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
 
 _Slot = int | str  # a positional argument's index or a keyword's name
 _Arguments = tuple[tuple[_Slot, Any], ...]
+_Seed = tuple[str, _Arguments]
+"""A call's receiver ('' for a function's call) and its literal arguments."""
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,13 @@ def probe_calls(capsule: Capsule, limit: int = PROBE_LIMIT) -> tuple[str, ...]:
     often lies far above the examples' values) and the other examples' values there; floats the midpoints
     between the examples' values there, ±1.0, 0.0, negated, 10n; strings empty, first character, doubled,
     uppercased, a space before or after; lists and tuples empty, first item only, reversed, last item once
-    more; dicts empty; bools flipped. No call an example already makes. Methods and async functions get
-    none (yet): their calls need an instance or an event loop."""
-    if capsule.class_names or capsule.is_async:
+    more; dicts empty; bools flipped. No call an example already makes. A method's calls keep their
+    receiver when it stands alone (`Account(10).withdraw(3)`, `Account.parse('x')`, or a name an earlier
+    example bound to such a call, written in its place: `acct.withdraw(3)` after `acct = Account(10)` is
+    tried as `Account(10).withdraw(4)`). Async functions get none: their calls need an event loop."""
+    if capsule.is_async:
         return ()
-    seeds, made = example_calls(capsule.name, capsule.examples)
+    seeds, made = example_calls(capsule.name, capsule.examples, method=bool(capsule.class_names))
     found: dict[str, str] = {}  # normalized text -> text
     for call in filter(None, _candidates(capsule.name, seeds)):
         if len(found) >= limit:
@@ -79,31 +83,91 @@ def probe_calls(capsule: Capsule, limit: int = PROBE_LIMIT) -> tuple[str, ...]:
     return tuple(found.values())
 
 
-def example_calls(name: str, examples: Sequence[Example]) -> tuple[list[_Arguments], set[str]]:
-    """The literal arguments of the examples' calls of function `name`, and every such call's text."""
-    seeds: list[_Arguments] = []
+def example_calls(name: str, examples: Sequence[Example], *, method: bool = False
+                  ) -> tuple[list[_Seed], set[str]]:
+    """The literal arguments of the examples' calls of function `name` (with `method`, of `receiver.name`
+    where the receiver stands alone: see `probe_calls`), and every such call's text (a receiver written
+    in place of the name an example bound to it)."""
+    seeds: list[_Seed] = []
     made: set[str] = set()
+    bound: dict[str, str | None] = {}  # a name the examples bind -> the call it holds (None: other)
     for example in examples:
         try:
             tree = parse_source(example.source)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-                made.add(ast.unparse(node))
-                if all(k.arg for k in node.keywords):  # no `**mapping`; a `*sequence` is no literal
-                    with contextlib.suppress(*_UNREADABLE):
-                        seeds.append((*((i, literal_eval(a)) for i, a in enumerate(node.args)),
-                                      *((str(k.arg), literal_eval(k.value)) for k in node.keywords)))
+            if not isinstance(node, ast.Call):
+                continue
+            receiver = _receiver(node.func, name, method, bound)
+            if receiver is None:
+                continue
+            made.add(_call_text(receiver, name, node))
+            if all(k.arg for k in node.keywords):  # no `**mapping`; a `*sequence` is no literal
+                with contextlib.suppress(*_UNREADABLE):
+                    seeds.append((receiver, (*((i, literal_eval(a)) for i, a in enumerate(node.args)),
+                                             *((str(k.arg), literal_eval(k.value)) for k in node.keywords))))
+        if method:
+            _bind(tree, bound)
     return seeds, made
 
 
-def _candidates(name: str, seeds: list[_Arguments]) -> Iterator[str | None]:
-    for seed in seeds:
+def _call_text(receiver: str, name: str, call: ast.Call) -> str:
+    """The call as `probe_calls` would write it: its receiver in place of the name bound to it."""
+    if not receiver:
+        return ast.unparse(call)
+    func = ast.Attribute(value=parse_expression(receiver), attr=name, ctx=ast.Load())
+    return ast.unparse(ast.Call(func=func, args=call.args, keywords=call.keywords))
+
+
+def _receiver(func: ast.expr, name: str, method: bool, bound: dict[str, str | None]) -> str | None:
+    """'' for a call of the function `name` itself; for a method's call, the text of a receiver that
+    stands alone; None for any other call."""
+    if not method:
+        return "" if isinstance(func, ast.Name) and func.id == name else None
+    if not isinstance(func, ast.Attribute) or func.attr != name:
+        return None
+    receiver = func.value
+    if isinstance(receiver, ast.Name):
+        return bound.get(receiver.id, receiver.id)
+    return ast.unparse(receiver) if _literal_call(receiver) else None
+
+
+def _bind(tree: ast.AST, bound: dict[str, str | None]) -> None:
+    """What the example's top-level assignments bind: a name set to a call with literal arguments holds
+    that call's text; any other binding of it, None."""
+    for statement in getattr(tree, "body", []):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                bound[target.id] = ast.unparse(statement.value) if _literal_call(statement.value) else None
+                continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound[node.id] = None
+
+
+def _literal_call(node: ast.expr) -> bool:
+    """`Name(literals...)` or `Name.attribute(literals...)`: a call that stands alone."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name | ast.Attribute):
+        return False
+    if isinstance(node.func, ast.Attribute) and not isinstance(node.func.value, ast.Name):
+        return False
+    try:
+        for argument in [*node.args, *(k.value for k in node.keywords)]:
+            literal_eval(argument)
+    except _UNREADABLE:
+        return False
+    return all(k.arg for k in node.keywords)
+
+
+def _candidates(name: str, seeds: list[_Seed]) -> Iterator[str | None]:
+    for receiver, seed in seeds:
         for position, (slot, value) in enumerate(seed):
-            there = [dict(other)[slot] for other in seeds if slot in dict(other)]
+            there = [dict(other)[slot] for _, other in seeds if slot in dict(other)]
             for variant in _variants(value, there):
-                yield render_call(name, [*seed[:position], (slot, variant), *seed[position + 1:]])
+                arguments = [*seed[:position], (slot, variant), *seed[position + 1:]]
+                yield render_call(f"{receiver}.{name}" if receiver else name, arguments)
 
 
 def _variants(value: Any, there: list[Any]) -> list[Any]:

@@ -161,7 +161,7 @@ def _parameters(header: str, name: str, examples: tuple[Example, ...]) -> list[t
     seeds, _ = example_calls(name, examples)
     slots: list[tuple[int | str, ast.expr | None]] = [
         *enumerate(arg.annotation for arg in needed), *((arg.arg, arg.annotation) for arg in keywords)]
-    return [(slot, _strategy(annotation, [dict(seed)[slot] for seed in seeds if slot in dict(seed)]))
+    return [(slot, _strategy(annotation, [dict(seed)[slot] for _, seed in seeds if slot in dict(seed)]))
             for slot, annotation in slots]
 
 
