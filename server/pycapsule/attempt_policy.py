@@ -89,8 +89,7 @@ class AttemptPolicy:
         repeated = self.repeat.headline if self.repeat is not None else None
         if self.original is not None:  # every attempt a small change to the body as it stands
             mode: Mode = "fix"
-            messages = repair_messages(capsule, self.context, self.original.code, self.original.condensed,
-                                       self.failures[1:][-(window + 1):], repeated)
+            messages = self._repair(self.original, repeated)
         elif self.last is None:
             mode = "generate" if attempt == 1 else "restart"
             messages = self.restart_request(self.failures, repeated)
@@ -106,6 +105,19 @@ class AttemptPolicy:
         if prefix is not None:
             messages = prefilled(messages, prefix)
         return Request(mode, messages, temperature, prefix)
+
+    def second_opinion(self) -> Request:
+        """Another answer for a body that passed, to compare with it: a fresh conversation, as a restart
+        asks, sampled at `retry_temperature` (a repair asks for another small change of the body)."""
+        if self.original is not None:
+            return Request("fix", self._repair(self.original, None), self.settings.retry_temperature)
+        return Request("restart", self.restart_request(self.failures, None), self.settings.retry_temperature)
+
+    def _repair(self, original: AttemptResult, repeated: str | None) -> list[dict[str, str]]:
+        """A small change of the body as it stands, naming the later failures."""
+        earlier = self.failures[1:][-(self.settings.history_window + 1):]
+        return repair_messages(self.capsule, self.context, original.code, original.condensed, earlier,
+                               repeated)
 
     def restart_request(self, failures: list[str], repeated: str | None) -> list[dict[str, str]]:
         """A fresh conversation naming the latest `failures` (with those of earlier runs)."""

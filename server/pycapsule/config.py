@@ -145,6 +145,11 @@ class Settings(BaseModel):
     66)."""
     history_window: int = Field(default=2, ge=0, le=10)
     """Earlier failed attempts shown in a fix prompt, besides the last one."""
+    second_opinions: int = Field(default=0, ge=0, le=3)
+    """Fresh answers asked for a passing body its examples and tests leave open (a change of it still
+    passes, or an input its annotations admit raises), within `max_attempts`: where one that passes as well
+    shows something else, the result says so with both values (`strength.rivals`). The body that passed
+    first stays the result. 0: none (the default, not measured yet)."""
     iterator_examples: bool = True
     """Run the examples again with an iterator where the function takes any iterable (a parameter named
     `iterable` or annotated `Iterable[...]`), and ask again when only those fail: a body that indexes or
@@ -265,7 +270,8 @@ _USER_ONLY_REASONS = {
 USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
 """Settings that widen what runs where or what is sent, or choose the model: never taken from a
 project's file."""
-LIMIT_KEYS = frozenset({"max_attempts", "max_tokens", "model_retries", "history_window", "request_timeout",
+LIMIT_KEYS = frozenset({"max_attempts", "max_tokens", "model_retries", "history_window", "second_opinions",
+                        "request_timeout",
                         "inactivity_timeout", "retry_backoff", "retry_after_cap", "job_timeout",
                         "test_timeout"})
 """What a run may spend of the user's money (requests, tokens sent and received) or time (waits,

@@ -29,7 +29,7 @@ from pycapsule.events import Checking, Pinning
 from pycapsule.executor import Verdict, execute, job_for, judge
 from pycapsule.model_client import Cancelled
 from pycapsule.sandbox.api import Sandbox
-from pycapsule.strength.check import Strength, assess, measured
+from pycapsule.strength.check import Strength, assess, compared, measured
 from pycapsule.strength.rivals import Rival
 from pycapsule.tests_job import ProjectTests, TestsRun, counted, coverage, tests_condensed, tests_headline
 
@@ -181,6 +181,16 @@ class Judge:
                           body_seconds=result.example_seconds, cancel=self.cancel, rivals=rivals)
         self._stop_if_cancelled()
         return strength
+
+    def compared(self, strength: Strength, result: AttemptResult, rivals: Sequence[Rival]) -> Strength:
+        """`strength` of the passing body `result` with where `rivals` that pass as well disagree with it."""
+        if result.new_source is None:
+            return strength
+        tests = self.tests if result.tests is not None and result.tests.ok else None
+        found = compared(strength, self.sandbox, self.capsule, result.new_source, self.settings, rivals,
+                         examples=self.verified, tests=tests, root=self.root, cancel=self.cancel)
+        self._stop_if_cancelled()
+        return found
 
     def loose(self, strength: Strength | None) -> bool:
         """Too few of a passing body's small changes fail its examples and tests (`Settings.min_caught`)."""

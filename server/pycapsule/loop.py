@@ -32,8 +32,10 @@ from pycapsule.capsule import Capsule
 from pycapsule.config import Settings, project_root
 from pycapsule.debugging.answer_watch import AnswerTarget
 from pycapsule.debugging.errors import headline
+from pycapsule.debugging.same_code import code_key
 from pycapsule.debugging.signature import TextEdit
 from pycapsule.events import (
+    AttemptFinished,
     AttemptStarted,
     Closest,
     Event,
@@ -56,6 +58,7 @@ from pycapsule.prompts import whole_answer
 from pycapsule.reply_reading import as_far_as_it_went, read_reply
 from pycapsule.run_record import RunRecorder
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
+from pycapsule.strength.check import Strength
 from pycapsule.strength.rivals import Rival, earlier_rivals
 from pycapsule.tests_job import ProjectTests
 
@@ -178,18 +181,7 @@ class _Run:
             if self.cancel.is_set():
                 raise Cancelled()
             request = self.policy.request(attempt)
-            yield AttemptStarted(attempt, self.settings.max_attempts, request.mode)
-            began = time.monotonic()
-            self.attempts = attempt
-            reply = yield from self._ask(attempt, request)
-            model_seconds = time.monotonic() - began
-            self.usage = self.usage + reply.usage
-            yield self.judge.checking(attempt)
-            result = self._try(reply, attempt)
-            finished = self.recorder.attempt_finished(attempt, request.mode, result, reply.usage, reply.model,
-                                                      began, model_seconds)
-            yield from self._new_warnings()
-            yield finished
+            result, finished = yield from self._attempt(attempt, request)
             if finished.passed:
                 self.passing.append((attempt, result))
                 yield from self._success(result, attempt)
@@ -205,6 +197,42 @@ class _Run:
         yield self._finish(outcome_text.gave_up(self.capsule.qualname, self.attempts,
                                                 final.headline if final is not None else None),
                            closest=self.closest[1] if self.closest else None)
+
+    def _attempt(self, attempt: int, request: Request
+                 ) -> Generator[Event, None, tuple[AttemptResult, AttemptFinished]]:
+        """Attempt `attempt`: `request` asked, its answer judged and recorded, each step told as events."""
+        yield AttemptStarted(attempt, self.settings.max_attempts, request.mode)
+        began = time.monotonic()
+        self.attempts = attempt
+        reply = yield from self._ask(attempt, request)
+        model_seconds = time.monotonic() - began
+        self.usage = self.usage + reply.usage
+        yield self.judge.checking(attempt)
+        result = self._try(reply, attempt)
+        finished = self.recorder.attempt_finished(attempt, request.mode, result, reply.usage, reply.model,
+                                                  began, model_seconds)
+        yield from self._new_warnings()
+        yield finished
+        return result, finished
+
+    def _second_opinions(self, result: AttemptResult, strength: Strength | None
+                         ) -> Generator[Event, None, Strength | None]:
+        """`strength` of the passing body `result`, compared with fresh answers (`second_opinions` of them,
+        within `max_attempts`) when its examples and tests leave it open; each answer is an attempt of its
+        own (asked as a restart, recorded), and one that passes as well is a rival."""
+        if strength is None or not (strength.survivors or strength.raised_on) or result.new_source is None:
+            return strength
+        last = min(self.settings.max_attempts, self.attempts + self.settings.second_opinions)
+        rivals: list[Rival] = []
+        for attempt in range(self.attempts + 1, last + 1):
+            if attempt == self.attempts + 1:
+                yield Notice(f"{self.capsule.qualname}: its examples and tests leave it open "
+                             f"({strength.describe()}): asking for another answer to compare")
+            other, finished = yield from self._attempt(attempt, self.policy.second_opinion())
+            if (finished.passed and other.new_source is not None
+                    and code_key(other.new_source) != code_key(result.new_source)):
+                rivals.append(Rival(other.new_source, f"attempt {attempt}'s answer"))
+        return self.judge.compared(strength, result, rivals)
 
     def _learn_from_earlier_runs(self) -> list[AttemptResult]:
         """The bodies earlier runs of this function tried and saw fail, marked tried for the judge."""
@@ -281,8 +309,10 @@ class _Run:
             told = outcome_text.passed_as_written(name, what, result.headline)
         elif result.verdict == "passed":
             what, weak = self.judge.what_ran(result)
+            attempts = self.attempts
             strength = yield from self.judge.strength(result, attempt, self._rivals(result))
-            told = outcome_text.passed(name, what, weak, strength, self.judge.loose(strength), self.attempts,
+            strength = yield from self._second_opinions(result, strength)
+            told = outcome_text.passed(name, what, weak, strength, self.judge.loose(strength), attempts,
                                        self._size(result))
         else:
             told = outcome_text.not_verified(name, result.headline or outcome_text.unverified(self.capsule))

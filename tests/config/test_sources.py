@@ -35,6 +35,7 @@ SAMPLES = {
     "restart_after": ("2", 2),
     "history_window": ("1", 1),
     "fix_repeated_failures": ("true", True),
+    "second_opinions": ("1", 1),
     "iterator_examples": ("false", False),
     "min_caught": ("0.5", 0.5),
     "max_mutants": ("20", 20),

@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
+from pycapsule.events import Notice
 from pycapsule.exit_codes import ExitCode
 from pycapsule.history import AttemptRecord, History
 from pycapsule.sandbox.api import Sandbox
 from pycapsule.strength.check import assess
 from pycapsule.strength.rivals import Rival, disagreements, earlier_bodies
 
+from tests.engine.test_loop import run
 from tests.engine.test_strength import generate
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -144,3 +146,38 @@ def test_generate_says_where_its_body_and_the_one_an_earlier_run_passed_disagree
     assert "another body that passes them disagrees: `late_fee(" in result["message"]
     offered = {example["call"]: example["output"] for example in result["suggested_examples"]}
     assert all(offered.get(d["call"]) == d["output"] for d in found)
+
+
+def test_with_second_opinions_a_fresh_answer_that_passes_too_is_compared_and_the_first_body_stays(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "fees.py"
+    path.write_text(FEES)
+    openai_server.queue(f"```python\n{CAPPED}```")
+    openai_server.queue(f"```python\n{UNCAPPED}```")
+    events, outcome = run(openai_server, sandbox, path, "late_fee", second_opinions=1)
+
+    assert outcome.status == "passed" and "if days > 20" in (outcome.new_source or "")  # the first body
+    assert outcome.attempts == 2 and len(openai_server.chat_requests) == 2
+    second = openai_server.chat_requests[1]
+    assert second.body["temperature"] == 0.5  # sampled, as a restart is
+    assert any(isinstance(e, Notice) and "asking for another answer to compare" in e.message for e in events)
+    assert outcome.strength is not None
+    [other] = {d.other for d in outcome.strength.disagreements}
+    assert other == "attempt 2's answer"
+    assert "another body that passes them disagrees: `late_fee(" in outcome.message
+    assert "pass after 1 attempt(s)" in outcome.message
+
+
+def test_second_opinions_are_not_asked_by_default_nor_for_a_body_its_examples_pin_down(
+        openai_server: FakeOpenAI, sandbox: Sandbox, tmp_path: Path) -> None:
+    path = tmp_path / "fees.py"
+    path.write_text(FEES)
+    openai_server.queue(f"```python\n{CAPPED}```")
+    _, outcome = run(openai_server, sandbox, path, "late_fee")
+    assert outcome.status == "passed" and len(openai_server.chat_requests) == 1
+    pinned = FEES.replace("    1.5\n", "    1.5\n    >>> late_fee(1)\n    0.5\n")
+    path.write_text(pinned)
+    openai_server.queue(f"```python\n{UNCAPPED}```")
+    _, outcome = run(openai_server, sandbox, path, "late_fee", second_opinions=2)
+    assert outcome.strength is not None and not outcome.strength.survivors, outcome.strength
+    assert len(openai_server.chat_requests) == 2  # one more request: this run's only one

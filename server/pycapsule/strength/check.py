@@ -200,14 +200,29 @@ def assess(sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings, 
                                   f"raises {r.exception} on an input its annotations admit") for r in raised]
     if survivors and not _stopped(cancel):
         suggested += suggest_examples(sandbox, capsule, source, survivors, timeout=timeout, cancel=cancel)
-    disagree = disagreements(sandbox, capsule, source, rivals, first_calls=[s.call for s in suggested],
-                             examples=examples, tests=tests, root=root, job_timeout=settings.job_timeout,
-                             probe_timeout=timeout, cancel=cancel)
-    offered = {example.call for example in suggested}
-    suggested += [SuggestedExample(d.call, d.output, d.other_output, capsule.def_line,
-                                   f"{d.other} shows {d.other_output or 'nothing'}")
-                  for d in disagree if d.call not in offered]
-    return replace(strength, raised_on=raised, suggested=tuple(suggested), disagreements=disagree)
+    strength = replace(strength, raised_on=raised, suggested=tuple(suggested))
+    return compared(strength, sandbox, capsule, source, settings, rivals, examples=examples, tests=tests,
+                    root=root, cancel=cancel)
+
+
+def compared(strength: Strength, sandbox: Sandbox, capsule: Capsule, source: str, settings: Settings,
+             rivals: Sequence[Rival], *, examples: bool, tests: ProjectTests | None, root: Path | None,
+             cancel: threading.Event | None = None) -> Strength:
+    """`strength` with the inputs on which `rivals` that pass as well show something else than the body in
+    `source` (its suggested examples' calls first), each offered as an example with the body's value."""
+    if not rivals or _stopped(cancel):
+        return strength
+    found = disagreements(sandbox, capsule, source, rivals, first_calls=[s.call for s in strength.suggested],
+                          examples=examples, tests=tests, root=root, job_timeout=settings.job_timeout,
+                          probe_timeout=min(settings.job_timeout, Budget().probe_timeout), cancel=cancel)
+    disputed = {d.call for d in strength.disagreements}
+    found = tuple(d for d in found if d.call not in disputed)
+    offered = {example.call for example in strength.suggested}
+    added = [SuggestedExample(d.call, d.output, d.other_output, capsule.def_line,
+                              f"{d.other} shows {d.other_output or 'nothing'}")
+             for d in found if d.call not in offered]
+    return replace(strength, suggested=(*strength.suggested, *added),
+                   disagreements=(*strength.disagreements, *found))
 
 
 def _tests_verdicts(sandbox: Sandbox, tests: ProjectTests, source: str, mutants: list[Mutant], began: float,
