@@ -42,6 +42,9 @@ class CapsuleError(ValueError):
         self.message = message
         self.line = line
 
+    def __reduce__(self) -> tuple[type[CapsuleError], tuple[str, int | None]]:
+        return type(self), (self.message, self.line)  # pickled with its line (the engine's process sends it)
+
 
 @dataclass(frozen=True)
 class Example:

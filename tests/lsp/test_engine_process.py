@@ -5,19 +5,22 @@ started on the first run; one that dies ends its runs with one sentence, and the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pycapsule.lsp.engine_host import RESOLVE_NICENESS
 
 from tests.fakes.openai_server import Hang
-from tests.lsp.editor import Editor
+from tests.lsp.conftest import TEST_OPTIONS
+from tests.lsp.editor import Editor, server_env, start_editor, stop_editor
 from tests.lsp.scripted_model import ScriptedModel
-from tests.lsp.sources import ADD_RIGHT, ADD_STUB
+from tests.lsp.sources import ADD_RIGHT, ADD_STUB, BROKEN_DOUBLE
 from tests.lsp.test_code_actions import line_of
 
 STUB_LINE = line_of(ADD_STUB, "    ...\n")
@@ -99,3 +102,78 @@ async def test_only_a_starts_parse_gives_way_to_the_editor_not_the_run_it_starts
     cancel = types.Command(title="", command="pycapsule.cancel", arguments=[{"runId": run.answer["runId"]}])
     await editor.execute(cancel)
     assert (await editor.run_end(run.answer["runId"], 30))["status"] == "cancelled"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid`."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            found.extend([child, *descendants(child)])
+    return found
+
+
+def sandbox_workers(pid: int) -> list[int]:
+    """The sandboxes under `pid`: each one's worker (the process that runs its jobs' parents)."""
+    def is_worker(process: int) -> bool:
+        with contextlib.suppress(OSError):
+            return b"pycapsule_worker" in Path(f"/proc/{process}/cmdline").read_bytes()
+        return False
+
+    def parent(process: int) -> int:
+        return int(Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+    return [process for process in descendants(pid) if is_worker(process) and not is_worker(parent(process))]
+
+
+async def test_doctest_diagnostics_come_from_the_engines_process_and_a_killed_one_is_replaced(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path),
+                                TEST_OPTIONS)
+    try:
+        uri = editor.open("mod.py", BROKEN_DOUBLE)
+        [diagnostic] = await editor.diagnostics_for(uri, bool)
+        assert diagnostic.message == "doctest failed: expected 4, got 6"
+        [host] = engine_processes(editor.client._server.pid)  # no run was started: the check started it
+
+        os.kill(host, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        editor.replace(uri, "return x * 3", "return x * 5")
+        editor.save(uri)
+
+        [again] = await editor.diagnostics_for(uri, lambda found: "got 10" in str(found))
+        assert again.message == "doctest failed: expected 4, got 10"
+        [replacement] = engine_processes(editor.client._server.pid)
+        assert replacement != host
+    finally:
+        await stop_editor(editor)
+
+
+async def test_a_projects_runs_and_doctest_checks_share_one_sandbox_closed_at_shutdown(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path),
+                                TEST_OPTIONS)
+    try:
+        server = editor.client._server.pid
+        await editor.diagnostics_for(editor.open("mod.py", BROKEN_DOUBLE), bool)
+        fake.queue(ADD_RIGHT)
+        stub = editor.open("stub.py", ADD_STUB)
+        [action] = await editor.code_actions(stub, STUB_LINE)
+        assert (await editor.run(action.command))["status"] == "passed"
+
+        workers = sandbox_workers(server)
+        if not workers:
+            pytest.skip("the sandbox's processes are not the server's (a Docker container)")
+        [host] = engine_processes(server)
+        assert workers == sandbox_workers(host), "every sandbox is the engine's process's"
+        assert len(workers) == 1, "the check's and the run's: one sandbox for the project"
+    finally:
+        await stop_editor(editor)
+    await asyncio.sleep(1)
+    assert not any(Path(f"/proc/{worker}").exists() for worker in workers), "shutdown closes the sandbox"

@@ -18,7 +18,7 @@ the pins: an upgrade is a deliberate step, the pin moved in pyproject.toml, that
 - lsp/features/lifecycle.py cancels the pending requests to the editor from `protocol._request_futures`
   before pygls's own shutdown does;
 - lsp/progress.py drops a finished token's future from `work_done_progress.tokens`;
-- lsp/positions.py (and documents.py, engine_host.py) imports `PositionCodec` from
+- lsp/positions.py (and documents.py, engine_host.py, doctest_check.py) imports `PositionCodec` from
   `pygls.workspace.position_codec` and counts code units with its `impl`.
 """
 

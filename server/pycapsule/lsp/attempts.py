@@ -1,9 +1,12 @@
-"""The server's one attempt history: what hover shows and where the engines record.
+"""The language server's handle on the attempt history: what hover shows, and how a run's edit ended.
 
-`Attempts` owns the history store (`pycapsule.history.History`, the sqlite database the CLI shares),
-opened on first use and closed at shutdown; every engine the server makes records into it. It also owns
-the attempts on buffers without a file (untitled): the store keys attempts by path, so those are kept in
-memory, this session only.
+`Attempts` owns this process's history store (`pycapsule.history.History`, the sqlite database the CLI
+shares), opened on first use and closed at shutdown. The runs record their attempts from the engine's
+process, through its own one handle (`engine_pool`); hover reads here, not through that process: a hover
+must answer within milliseconds, without starting the engine's process or queueing behind a run's start
+there, and sqlite is made for readers and writers in several processes (the CLI writes the same file). It
+also owns the attempts on buffers without a file (untitled): the store keys attempts by path, so those are
+kept in memory, this session only.
 
 A run's result is told on the record of the attempt that produced it: what verified it (the loop writes
 that into the store itself, the same for the CLI; `concluded` copies it into an untitled buffer's record)

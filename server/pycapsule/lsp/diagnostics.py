@@ -14,10 +14,12 @@ docstring's; one that fails is shown on the function's `def` line, its message n
 (`README.md:12: ...`) and its related information pointing there. They run again when the module is saved
 (a change of the documentation alone is seen at the module's next save).
 
-`DoctestDiagnostics` owns the checks: those waiting for their debounce, those running (one at a time, on
-its own thread, so checks queue rather than compete for the sandbox), the findings cached per content
-key, and what is published for each document. It holds an engine only while a check runs. A save
-during a check stops it (its sandbox job is killed, nothing of it is published) and checks again.
+`DoctestDiagnostics` owns the checks: those waiting for their debounce, those running, the findings cached
+per content key, and what is published for each document. The check itself happens in the engine's process
+(`engine_process`, `doctest_check`: the parse, the content keys, the sandbox job, one check at a time so they
+queue rather than compete for the sandbox), with the engine of the document's project; this process sends
+the saved text, runs only the functions whose keys it has no findings for, and publishes. A save during a
+check stops it (its sandbox job is killed, nothing of it is published) and checks again.
 
 What was published is kept per function with the function's text at the check, so it can be moved through
 edits made since without running anything: `known` gives a function's diagnostics at its current lines while
@@ -37,115 +39,26 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
-from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from pycapsule.capsule import Capsule
-from pycapsule.debugging.sandbox_lacks import unrunnable
-from pycapsule.doc_examples import documentation_root, documents_module, examples_in_file, fingerprint
 from pycapsule.lsp.configuration import Configuration
-from pycapsule.lsp.doctest_keys import ModuleKeys
-from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
-from pycapsule.lsp.engines import Engines
-from pycapsule.lsp.positions import lines_text
+from pycapsule.lsp.doctest_findings import Finding, one_line
+from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, document_path, parse_text
+from pycapsule.lsp.engine_process import EngineProcess
+from pycapsule.lsp.host_messages import CheckPlan, CheckRequest, PlannedFunction
+from pycapsule.lsp.positions import LineIndex, lines_text
 from pycapsule.lsp.protocol import CANNOT_RUN_CODE, DIAGNOSTIC_CODE, DIAGNOSTIC_SOURCE
+from pycapsule.lsp.remote import RemoteCheck
 from pycapsule.lsp.status import log
 from pycapsule.lsp.strength import Strengths
-from pycapsule.sandbox.api import ExampleFailure, FunctionReport, RunResult
 
 DEBOUNCE_SECONDS = 0.2
 _CACHE_SIZE = 4096
-_MESSAGE_LIMIT = 240
-_INCOMPLETE = ("timeout", "memory", "killed")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem of one function, its line relative to the function's first line."""
-
-    relative_line: int
-    message: str
-    exception_line: int | None = None
-    cannot_run: bool = False
-    """The example fails only for what the sandbox lacks (the network, a file the docstring names)."""
-    document: tuple[Path, int] | None = None
-    """An example of the project's documentation: its file and 1-based line (the finding is on the def)."""
-
-
-def one_line(text: str) -> str:
-    text = " ⏎ ".join(line.strip() for line in text.strip().splitlines()) or "nothing"
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
-
-
-def failure_message(failure: ExampleFailure) -> str:
-    if failure.note:
-        return one_line(f"doctest failed: {failure.note}")
-    if failure.exception is not None:
-        return one_line(f"doctest failed: {failure.exception.type}: {failure.exception.message}")
-    return f"doctest failed: expected {one_line(failure.expected)}, got {one_line(failure.got)}"
-
-
-def findings_of(report: FunctionReport, capsule: Capsule) -> tuple[Finding, ...]:
-    if report.parse_error:
-        return (Finding(0, one_line(f"doctests cannot be read: {report.parse_error}")),)
-    reasons = unrunnable(report, capsule)
-    root = documentation_root(capsule.path) if report.documented else None
-    if reasons:
-        return tuple(
-            _placed(Finding(failure.line - capsule.def_line,
-                            one_line(f"doctest cannot run in the sandbox: it {why}"), cannot_run=True),
-                    failure, root)
-            for failure, why in zip(report.failures, reasons, strict=True)
-        )
-    return tuple(
-        _placed(Finding(failure.line - capsule.def_line, failure_message(failure),
-                        _raised_inside(failure, capsule)), failure, root)
-        for failure in report.failures
-    )
-
-
-def _placed(finding: Finding, failure: ExampleFailure, root: Path | None) -> Finding:
-    """A documentation example's finding goes on the def line, naming its file and line; a docstring's
-    stays at its example."""
-    if failure.document is None:
-        return finding
-    place = f"{failure.document}:{failure.line}"
-    message = one_line(f"{place} (the project's documentation): {finding.message}")
-    document = (root / failure.document, failure.line) if root is not None else None
-    return Finding(0, message, finding.exception_line, finding.cannot_run, document)
-
-
-def _raised_inside(failure: ExampleFailure, capsule: Capsule) -> int | None:
-    """The raising line relative to the function, when the exception came from the function itself."""
-    if failure.exception is None or failure.exception.line is None:
-        return None
-    if capsule.def_line <= failure.exception.line <= capsule.end_line:
-        return failure.exception.line - capsule.def_line
-    return None
-
-
-def _plan(document: ParsedDocument) -> tuple[list[Capsule], dict[str, str]]:
-    """Off the event loop: the functions whose doctests count (their docstring's or their documentation
-    examples), and their content keys (which the documentation examples are part of)."""
-    written = [c for c in document.capsules() if not c.is_stub]
-    docs = examples_in_file(document.path, tuple(c.qualname for c in written), source=document.text)
-    checked = [c for c in written if c.examples or c.doctest_error or c.qualname in docs]
-    keys = ModuleKeys(document.text)
-    return checked, {c.qualname: keys.key(c.qualname, c.def_line) + fingerprint(docs.get(c.qualname, ()))
-                     for c in checked}
-
-
-def _documented(document: ParsedDocument) -> bool:
-    """The project's documentation has examples of the module's functions (its text has none)."""
-    return document.path is not None and documents_module(document.path)
 
 
 def _moved(diagnostic: types.Diagnostic, lines: int, uri: str) -> types.Diagnostic:
@@ -181,17 +94,36 @@ class _Stopped(Exception):
     """A newer save (or closing the document) stopped a check."""
 
 
+class _Stop:
+    """Stops one check, on the event loop: what it has in the engine's process is cancelled."""
+
+    def __init__(self) -> None:
+        self.is_set = False
+        self._remote: RemoteCheck | None = None
+
+    def set(self) -> None:
+        self.is_set = True
+        if self._remote is not None:
+            self._remote.cancel()
+
+    def follow(self, remote: RemoteCheck) -> None:
+        self._remote = remote
+        if self.is_set:
+            remote.cancel()
+
+
 class DoctestDiagnostics:
     def __init__(
-        self, server: LanguageServer, configuration: Configuration, engines: Engines, strengths: Strengths
+        self, server: LanguageServer, configuration: Configuration, engine_process: EngineProcess,
+        strengths: Strengths,
     ) -> None:
         self._server = server
         self._configuration = configuration
-        self._engines = engines
+        self._engine_process = engine_process
         self._strengths = strengths
         self._results: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._pending: dict[str, asyncio.TimerHandle] = {}
-        self._checking: dict[str, tuple[asyncio.Task[None], threading.Event]] = {}
+        self._checking: dict[str, tuple[asyncio.Task[None], _Stop]] = {}
         """The running check of each document, and the event that stops it."""
         self._again: set[str] = set()
         self._published: dict[str, _Published] = {}
@@ -200,7 +132,6 @@ class DoctestDiagnostics:
         """The loose-body diagnostics each document's last (non-empty) publication carried."""
         self._refresh: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-doctests")
 
     def schedule(self, uri: str) -> None:
         """Check `uri` once things have been quiet for DEBOUNCE_SECONDS."""
@@ -217,7 +148,7 @@ class DoctestDiagnostics:
             self._again.add(uri)  # a save during a check: stop it, then check again
             self._checking[uri][1].set()
             return
-        stop = threading.Event()
+        stop = _Stop()
         task = asyncio.ensure_future(self._check(uri, stop))
         self._checking[uri] = (task, stop)
         task.add_done_callback(lambda _: self._checked(uri))
@@ -311,55 +242,55 @@ class DoctestDiagnostics:
             handle.cancel()
         for _, stop in self._checking.values():
             stop.set()
-        self._jobs.shutdown(wait=False, cancel_futures=True)
 
-    async def _check(self, uri: str, stop: threading.Event) -> None:
+    async def _check(self, uri: str, stop: _Stop) -> None:
         await self._configuration.ready.wait()  # the editor's settings may turn diagnostics off
-        if not self._configuration.settings_for(uri).diagnostics:
+        settings = self._configuration.settings_for(uri)
+        if not settings.diagnostics:
             return
         try:
             source = self._server.workspace.get_text_document(uri)
-            codec = self._server.workspace.position_codec
-            # Parsed off the event loop: a large module would hold up requests for tens of ms.
-            document = await asyncio.get_running_loop().run_in_executor(
-                self._jobs, parse_text, uri, source.version, source.source, codec
-            )
-            await self._check_document(document, stop)
+            text, version, path = source.source, source.version, document_path(uri)
+            request = CheckRequest(uri, path, text, settings, self._configuration.project_anchor(uri))
+            remote = await self._engine_process.check(request)
+            stop.follow(remote)
+            try:
+                plan = await remote.planned
+                if stop.is_set:
+                    raise _Stopped()
+                index = LineIndex(text, self._server.workspace.position_codec)
+                document = ParsedDocument(uri, version, text, path, index, plan.outline, plan.syntax_error)
+                await self._check_document(document, plan, remote, stop)
+            finally:
+                remote.drop()  # the host's checks queue behind one that waits to be let go
         except _Stopped:
             name = uri.rsplit("/", 1)[-1]
             log(self._server, f"doctests of {name}: stopped for a newer save, nothing published")
         except Exception as exc:  # diagnostics are a side show: report, never take the server down
             log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
 
-    async def _check_document(self, document: ParsedDocument, stop: threading.Event) -> None:
-        nothing = _Published({}, ())
-        if document.syntax_error is not None:
-            # old lines no longer mean anything; the syntax error is the editor's
-            self._publish(document, [], nothing)
+    async def _check_document(
+        self, document: ParsedDocument, plan: CheckPlan, remote: RemoteCheck, stop: _Stop
+    ) -> None:
+        if not plan.functions:
+            # no doctests, or a syntax error: old lines no longer mean anything (the error is the editor's)
+            self._publish(document, [], _Published({}, ()))
             return
-        loop = asyncio.get_running_loop()
-        if ">>>" not in document.text and not await loop.run_in_executor(self._jobs, _documented, document):
-            self._publish(document, [], nothing)  # no doctests: nothing to parse, nothing to run
-            return
-        checked, key_of = await loop.run_in_executor(self._jobs, _plan, document)
-        if not checked:
-            self._publish(document, [], nothing)
-            return
-        missing = [c for c in checked if key_of[c.qualname] not in self._results and not c.doctest_error]
-        extra: list[types.Diagnostic] = []
+        checked = plan.functions
+        missing = [f for f in checked if f.key not in self._results and not f.doctest_error]
+        diagnostics: list[types.Diagnostic] = []
         if missing:
-            extra = await self._run(document, missing, key_of, stop)
-        diagnostics = list(extra)
-        for capsule in checked:
-            if capsule.doctest_error:
+            diagnostics = await self._run(document, missing, remote, stop)
+        for function in checked:
+            if function.doctest_error:
                 findings: tuple[Finding, ...] = (
-                    Finding(0, one_line(f"doctests cannot be read: {capsule.doctest_error}")),
+                    Finding(0, one_line(f"doctests cannot be read: {function.doctest_error}")),
                 )
             else:
-                findings = self._results.get(key_of[capsule.qualname], ())
-            diagnostics.extend(self._diagnostic(document, capsule, finding) for finding in findings)
+                findings = self._results.get(function.key, ())
+            diagnostics.extend(self._diagnostic(document, function, finding) for finding in findings)
             if findings:
-                self._strengths.forget(document.uri, capsule.qualname)  # its examples fail as it is
+                self._strengths.forget(document.uri, function.qualname)  # its examples fail as it is
         self._publish(document, diagnostics, _published(document, checked, diagnostics))
         ran, cached = len(missing), len(checked) - len(missing)
         name = document.path.name if document.path else document.uri
@@ -370,51 +301,20 @@ class DoctestDiagnostics:
         )
 
     async def _run(
-        self, document: ParsedDocument, capsules: list[Capsule], key_of: dict[str, str], stop: threading.Event
+        self, document: ParsedDocument, functions: list[PlannedFunction], remote: RemoteCheck, stop: _Stop
     ) -> list[types.Diagnostic]:
-        """Run the doctests of `capsules`, caching each function's findings; returns module-level problems.
-        Raises _Stopped when `stop` is set before they are done."""
-        by_name = {c.qualname: c for c in capsules}
-        engine = await self._engines.acquire(document.uri)
-        try:
-            loop = asyncio.get_running_loop()
-
-            async def check(targets: tuple[str, ...]) -> RunResult:
-                result = await loop.run_in_executor(
-                    self._jobs, partial(engine.check, cancel=stop), document.text, document.path, targets
-                )
-                if stop.is_set():
-                    raise _Stopped()
-                return result
-
-            result = await check(tuple(by_name))
-            if result.status in _INCOMPLETE and len(by_name) > 1:
-                # One function's doctests hung or blew up the job: find out which, one by one.
-                results = [(name, await check((name,))) for name in by_name]
-            else:
-                results = [(name, result) for name in by_name]
-        finally:
-            self._engines.release(engine)
-        problems: list[types.Diagnostic] = []
-        for name, outcome in results:
-            capsule = by_name[name]
-            if outcome.status == "ok":
-                report = next((f for f in outcome.functions if f.qualname == name), None)
-                self._remember(key_of[name], findings_of(report, capsule) if report else ())
-            elif outcome.status == "error" and outcome.module_error is not None:
-                error = outcome.module_error
-                line0 = (error.line or 1) - 1
-                message = one_line(f"the module raised {error.type}: {error.message}; no doctest ran")
-                problems.append(self._make(document, line0, message, None))
-                break
-            else:
-                detail = outcome.detail or outcome.status
-                problems.append(
-                    self._make(
-                        document, capsule.def_line - 1, one_line(f"doctests did not finish: {detail}"), name
-                    )
-                )
-        return problems
+        """Run the doctests of `functions` in the engine's process, caching each one's findings; returns the
+        problems of no example (the module raised, doctests that did not finish). Raises _Stopped when `stop`
+        is set before they are done."""
+        remote.go(tuple(function.qualname for function in functions))
+        outcome = await remote.checked
+        if stop.is_set or outcome is None:
+            raise _Stopped()
+        key_of = {function.qualname: function.key for function in functions}
+        for name, findings in outcome.findings.items():
+            self._remember(key_of[name], findings)
+        return [self._make(document, problem.line0, problem.message, problem.qualname)
+                for problem in outcome.problems]
 
     def _remember(self, key: str, findings: tuple[Finding, ...]) -> None:
         self._results[key] = findings
@@ -422,9 +322,11 @@ class DoctestDiagnostics:
         while len(self._results) > _CACHE_SIZE:
             self._results.popitem(last=False)
 
-    def _diagnostic(self, document: ParsedDocument, capsule: Capsule, finding: Finding) -> types.Diagnostic:
+    def _diagnostic(
+        self, document: ParsedDocument, function: PlannedFunction, finding: Finding
+    ) -> types.Diagnostic:
         diagnostic = self._make(
-            document, capsule.def_line - 1 + finding.relative_line, finding.message, capsule.qualname
+            document, function.def_line - 1 + finding.relative_line, finding.message, function.qualname
         )
         if finding.cannot_run:
             diagnostic.severity, diagnostic.code = types.DiagnosticSeverity.Information, CANNOT_RUN_CODE
@@ -437,7 +339,7 @@ class DoctestDiagnostics:
                 message="the example, in the project's documentation",
             ))
         if finding.exception_line is not None:
-            line0 = capsule.def_line - 1 + finding.exception_line
+            line0 = function.def_line - 1 + finding.exception_line
             related.append(types.DiagnosticRelatedInformation(
                 location=types.Location(uri=document.uri, range=document.index.line_range(line0)),
                 message="raised here",
@@ -484,10 +386,10 @@ class DoctestDiagnostics:
 
 
 def _published(
-    document: ParsedDocument, checked: list[Capsule], diagnostics: list[types.Diagnostic]
+    document: ParsedDocument, checked: tuple[PlannedFunction, ...], diagnostics: list[types.Diagnostic]
 ) -> _Published:
     """The diagnostics of one check, by function (with the function's text then) and for the module."""
-    by_name = {capsule.qualname: capsule for capsule in checked}
+    by_name = {function.qualname: function for function in checked}
     grouped: dict[str, list[types.Diagnostic]] = {}
     module = []
     for diagnostic in diagnostics:

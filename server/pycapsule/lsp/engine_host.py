@@ -1,11 +1,14 @@
 """The engine's process (see `engine_process`): `python -m pycapsule.lsp.engine_host FD`, started by the
-language server, talking over the socket FD. Every run gets a thread of a pool: it parses the document,
-finds the target and answers ("resolved", id, capsule | Refusal); on "go" it runs the engine's loop and
-sends each event ("event", id, event), then ("done", id), or ("failed", id, text) if the engine broke
-its promise of events. "cancel" stops a run, "drop" forgets one not yet let go, "close" ends the process.
+language server, talking over the socket FD (`host_messages` has the exchange). It does the module-sized work
+of the server: the runs and the doctest checks, with one engine per project root (`engine_pool`: one warm
+sandbox per root, one history handle).
 
-Engines are kept per project root for their settings, as the server's own `Engines` keeps them for the
-doctest checks: a settings change replaces the root's engine, closed once its last run ends.
+Every run gets a thread of a pool: it parses the document, finds the target and answers ("resolved", id,
+capsule | Refusal); on "go" it runs the engine's loop and sends each event, then "done", or ("failed", id,
+text) if the engine broke its promise of events. Doctest checks queue on one thread of their own (one at a
+time, so they do not compete for the sandbox): each parses its module and answers ("planned", id, plan); on
+"go" the functions named run (`doctest_check`) and ("checked", id, outcome) follows, then "done".
+"cancel" stops a run or a check, "drop" forgets one not yet let go, "close" ends the process.
 """
 
 from __future__ import annotations
@@ -17,20 +20,20 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule.capsule import Capsule, CapsuleError, no_such_function
-from pycapsule.config import Settings, project_root
+from pycapsule.config import project_root
+from pycapsule.lsp.doctest_check import plan_check, run_check
 from pycapsule.lsp.documents import CapsuleOutline, parse_text
-from pycapsule.lsp.engine_process import Refusal, StartRequest
+from pycapsule.lsp.engine_pool import EnginePool
+from pycapsule.lsp.host_messages import CheckRequest, Refusal, StartRequest
 from pycapsule.lsp.protocol import CMD_SELF_DEBUG
 
 if TYPE_CHECKING:
     from pycapsule.engine import Engine
-    from pycapsule.history import History
 
 log = logging.getLogger(__name__)
 
@@ -80,77 +83,6 @@ def lower_thread_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, thread, min(19, niceness + RESOLVE_NICENESS))
 
 
-class _Engines:
-    """One engine per project root for its current settings; a replaced one closes after its last run."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._current: dict[str, tuple[Engine, Settings]] = {}
-        self._users: dict[int, int] = {}
-        self._retired: list[Engine] = []
-        self._history: History | None = None
-        self._history_failed = False
-
-    def acquire(self, settings: Settings, root: Path | None) -> Engine:
-        from pycapsule.engine import Engine
-
-        with self._lock:
-            key = str(root)
-            current = self._current.get(key)
-            if current is None or current[1] != settings:
-                if current is not None:
-                    self._retire(current[0])
-                engine = Engine(settings, project_root=root, history=self._store())
-                current = self._current[key] = (engine, settings)
-            self._users[id(current[0])] = self._users.get(id(current[0]), 0) + 1
-            return current[0]
-
-    def release(self, engine: Engine) -> None:
-        with self._lock:
-            self._users[id(engine)] -= 1
-            if self._users[id(engine)] > 0:
-                return
-            del self._users[id(engine)]
-            if engine not in self._retired:
-                return
-            self._retired.remove(engine)
-        _close_quietly(engine)
-
-    def close(self) -> None:
-        with self._lock:
-            engines = [*self._retired, *(engine for engine, _ in self._current.values())]
-            self._retired, self._current = [], {}
-            history, self._history = self._history, None
-        for engine in engines:
-            _close_quietly(engine)
-        if history is not None:
-            _close_quietly(history)
-
-    def _retire(self, engine: Engine) -> None:
-        if self._users.get(id(engine), 0) > 0:
-            self._retired.append(engine)
-        else:
-            threading.Thread(target=_close_quietly, args=(engine,), daemon=True).start()
-
-    def _store(self) -> History | None:
-        from pycapsule.history import History
-
-        if self._history is None and not self._history_failed:
-            try:
-                self._history = History()
-            except Exception as error:  # as the server's Attempts: nothing recorded, nothing lost
-                self._history_failed = True
-                log.warning("pycapsule: attempts are not recorded: cannot open the history: %s", error)
-        return self._history
-
-
-def _close_quietly(part: Any) -> None:
-    try:
-        part.close()
-    except Exception as error:  # closing must go on for the other parts
-        log.warning("pycapsule: closing %s failed: %s", type(part).__name__, error)
-
-
 def _read_ahead(engine: Engine, capsule: Capsule, cancel: threading.Event) -> None:
     from pycapsule.model_client import ModelError
 
@@ -162,19 +94,22 @@ def _read_ahead(engine: Engine, capsule: Capsule, cancel: threading.Event) -> No
     log.info("pycapsule: %s read ahead: %d prompt tokens held", capsule.qualname, held)
 
 
-class _Run:
+class _Work:
+    """A run or a check, as the server decides it: let go (with the functions to check) or not, cancelled."""
+
     def __init__(self) -> None:
         self.cancel = threading.Event()
         self.decided = threading.Event()
         self.go = False
+        self.targets: tuple[str, ...] = ()
 
 
 class Host:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._send_lock = threading.Lock()
-        self._engines = _Engines()
-        self._runs: dict[str, _Run] = {}
+        self._engines = EnginePool()
+        self._work: dict[str, _Work] = {}
         # Threads that outlive their runs: a sandbox started on a thread dies with it (the parent-death
         # signal follows the thread that started it), and the engines keep their sandboxes warm.
         self._threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="pycapsule-run")
@@ -183,6 +118,8 @@ class Host:
         # its own so that nothing a run starts (sandboxes, the model) inherits the lower priority.
         self._resolver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-resolve",
                                             initializer=lower_thread_priority)
+        # Checks queue on one thread that lives as long as the process: the sandbox it may start stays warm.
+        self._checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-check")
 
     def serve(self) -> None:
         while True:
@@ -193,23 +130,27 @@ class Host:
             kind = message[0]
             if kind == "close":
                 break
-            run = self._runs.get(message[1])
+            work = self._work.get(message[1])
             if kind == "start":
-                run = self._runs[message[1]] = _Run()
-                self._threads.submit(self._run, message[1], message[2], run)
-            elif run is None:
+                work = self._work[message[1]] = _Work()
+                self._threads.submit(self._run, message[1], message[2], work)
+            elif kind == "check":
+                work = self._work[message[1]] = _Work()
+                self._checks.submit(self._check, message[1], message[2], work)
+            elif work is None:
                 continue
             elif kind in ("go", "drop"):
-                run.go = kind == "go"
-                run.decided.set()
+                work.go = kind == "go"
+                work.targets = message[2] if len(message) > 2 else ()
+                work.decided.set()
             elif kind == "cancel":
-                run.cancel.set()
-                run.decided.set()
-        for run in list(self._runs.values()):
-            run.cancel.set()
-            run.decided.set()
-        self._threads.shutdown(wait=False, cancel_futures=True)
-        self._resolver.shutdown(wait=False, cancel_futures=True)
+                work.cancel.set()
+                work.decided.set()
+        for work in list(self._work.values()):
+            work.cancel.set()
+            work.decided.set()
+        for pool in (self._threads, self._resolver, self._checks):
+            pool.shutdown(wait=False, cancel_futures=True)
         self._engines.close()
 
     def _send(self, message: tuple[Any, ...]) -> None:
@@ -217,7 +158,7 @@ class Host:
         with self._send_lock, contextlib.suppress(OSError):
             self._connection.send(message)
 
-    def _run(self, run_id: str, request: StartRequest, run: _Run) -> None:
+    def _run(self, run_id: str, request: StartRequest, run: _Work) -> None:
         try:
             answer = self._resolver.submit(resolve, request).result()
             self._send(("resolved", run_id, answer))
@@ -240,7 +181,27 @@ class Host:
             log.exception("pycapsule: the run of %s failed", request.qualname or request.uri)
             self._send(("failed", run_id, f"{type(error).__name__}: {error}"))
         finally:
-            self._runs.pop(run_id, None)
+            self._work.pop(run_id, None)
+
+    def _check(self, check_id: str, request: CheckRequest, check: _Work) -> None:
+        try:
+            document, plan = plan_check(request)
+            self._send(("planned", check_id, plan))
+            check.decided.wait()
+            if check.go and check.targets and not check.cancel.is_set():
+                engine = self._engines.acquire(request.settings, project_root(request.project_anchor))
+                try:
+                    outcome = run_check(engine, document, check.targets, check.cancel)
+                finally:
+                    self._engines.release(engine)
+                if outcome is not None:
+                    self._send(("checked", check_id, outcome))
+            self._send(("done", check_id))
+        except Exception as error:  # the sandbox is unavailable, or a bug: the server says so in its log
+            log.info("pycapsule: the doctest check of %s failed: %s", request.uri, error, exc_info=True)
+            self._send(("failed", check_id, str(error)))
+        finally:
+            self._work.pop(check_id, None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,9 @@ from pygls.lsp.server import LanguageServer
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.documents import document_path
-from pycapsule.lsp.engine_process import EngineGone, EngineProcess, RemoteRun, StartRequest
+from pycapsule.lsp.engine_process import EngineProcess
+from pycapsule.lsp.host_messages import StartRequest
+from pycapsule.lsp.remote import EngineGone, RemoteRun
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ One run per function at a time. A run stops when the user cancels it from the pr
 command; the engine checks the `cancel` event between streamed tokens, between attempts and while the sandbox
 runs a candidate (the job is killed).
 
-`Runs` owns the runs going on (by document and function), the threads that read their events (at most 4
-at once) and the engine's process they run in.
+`Runs` owns the runs going on (by document and function) and the threads that read their events (at most 4
+at once).
 What the events say is `pycapsule.event_text`'s.
 """
 
@@ -39,10 +39,12 @@ from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import document_path, parse_text
-from pycapsule.lsp.engine_process import EngineGone, EngineProcess, Mode, Refusal, RemoteRun, StartRequest
+from pycapsule.lsp.engine_process import EngineProcess
+from pycapsule.lsp.host_messages import Mode, Refusal, StartRequest
 from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import closest_title, run_title
+from pycapsule.lsp.remote import EngineGone, RemoteRun
 from pycapsule.lsp.status import State, log, send_status, show
 from pycapsule.lsp.strength import Measured, Strengths
 
@@ -152,11 +154,10 @@ class Runs:
             if run.progress_token == token:
                 run.stop()
 
-    def shutdown(self, wait: float = 0.0) -> None:
-        """Stop the runs and the engine's process, giving it up to `wait` seconds to close its engines."""
+    def shutdown(self) -> None:
+        """Stop the runs (the engine's process, which has them, is closed after: `Services.close`)."""
         self.cancel()
         self._threads.shutdown(wait=False, cancel_futures=True)
-        self._engine_process.close(wait)
 
     async def start(
         self, uri: str, text: str, qualname: str | None, line: int | None, mode: Mode

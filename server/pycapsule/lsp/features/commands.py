@@ -22,7 +22,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from pycapsule.lsp.engine_process import Mode, Refusal
+from pycapsule.lsp.host_messages import Mode, Refusal
 from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import CMD_APPLY_CLOSEST, CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
 from pycapsule.lsp.services import Services
