@@ -17,7 +17,8 @@ def test_it_times_every_request_and_every_kind_of_save_against_its_baselines() -
     assert done.returncode in (0, 1), done.stderr
     out = done.stdout
     requests = ("round trip (no-op command)", "code action", "code action after an edit",
-                "hover (with history)", "hover behind a run's start", "no-op beside the starts",
+                "hover (with history)", "hover behind a run's start", "a run's start answered",
+                "no-op beside the starts",
                 "no-op behind a run's start")
     for label in requests:
         assert re.search(rf"^  {re.escape(label)} +[\d.]+ms +[\d.]+ms .* [\d.]+x$", out, re.MULTILINE), label
