@@ -149,7 +149,8 @@ class Settings(BaseModel):
     """Fresh answers asked for a passing body its examples and tests leave open (a change of it still
     passes, or an input its annotations admit raises), within `max_attempts`: where one that passes as well
     shows something else, the result says so with both values (`strength.rivals`). The body that passed
-    first stays the result. 0: none (the default, not measured yet)."""
+    first stays the result. 0: none (the default, not measured yet). Yours only: a project's file cannot
+    make its runs ask for more answers."""
     iterator_examples: bool = True
     """Run the examples again with an iterator where the function takes any iterable (a parameter named
     `iterable` or annotated `Iterable[...]`), and ask again when only those fail: a body that indexes or
@@ -266,12 +267,12 @@ _USER_ONLY_REASONS = {
     "embedded_model_file": _A_FILE_LOADED,
     "model_idle_timeout": _YOUR_SERVER,
     "model_gpu_layers": _YOUR_SERVER,
+    "second_opinions": "the model calls a run spends beyond what it needs are yours to allow",
 }
 USER_ONLY_KEYS = frozenset(_USER_ONLY_REASONS)
 """Settings that widen what runs where or what is sent, or choose the model: never taken from a
 project's file."""
-LIMIT_KEYS = frozenset({"max_attempts", "max_tokens", "model_retries", "history_window", "second_opinions",
-                        "request_timeout",
+LIMIT_KEYS = frozenset({"max_attempts", "max_tokens", "model_retries", "history_window", "request_timeout",
                         "inactivity_timeout", "retry_backoff", "retry_after_cap", "job_timeout",
                         "test_timeout"})
 """What a run may spend of the user's money (requests, tokens sent and received) or time (waits,

@@ -92,13 +92,18 @@ def status(env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]
     return done
 
 
-def server_speed(env: dict[str, str], requests: int, within: float = 10.0) -> dict[str, Any] | None:
-    """The running server's `speed` in `model status --json` once it counts `requests` (the server writes its
-    live file every half second)."""
+def server_speed(env: dict[str, str], requests: int, within: float = 10.0,
+                 written: int | None = None) -> dict[str, Any] | None:
+    """The running server's `speed` in `model status --json` once it counts `requests` (and, when given,
+    `written` tokens: the live file, written every half second, may still hold an earlier window of the same
+    count)."""
     deadline = time.monotonic() + within
     while True:
         [server] = json.loads(status(env, "--json").stdout)["servers"]
-        if (server["speed"] or {}).get("requests") == requests or time.monotonic() > deadline:
+        speed = server["speed"] or {}
+        if speed.get("requests") == requests and written in (None, speed.get("written_tokens")):
+            return server["speed"]
+        if time.monotonic() > deadline:
             return server["speed"]
         time.sleep(0.2)
 
@@ -123,7 +128,7 @@ def test_status_says_the_speed_llama_cpp_measured_for_the_last_requests(
                                                     max_tokens=4 + number)
             seen.append(answer.model_extra["timings"])
     kept = seen[-KEPT:]
-    found = server_speed(env, KEPT)
+    found = server_speed(env, KEPT, written=sum(entry["predicted_n"] for entry in kept))
     assert found is not None and found["requests"] == KEPT
     assert found["written_tokens"] == sum(entry["predicted_n"] for entry in kept)
     assert found["read_tokens"] == sum(entry["prompt_n"] for entry in kept)
