@@ -1,7 +1,7 @@
 """Replays recorded answers through the answer watch (debugging/answer_watch.py): which it would have ended,
 why, what it would have cut from answers that passed, and the tokens it would have saved.
 
-Reads every run's records under the folders given (default benchmarks/records) whose dataset it can load
+Reads every run's records under the folders given (default data/records) whose dataset it can load
 (HumanEval, MBPP and BigCodeBench need ../shared/datasets or their packages; realcode its cached sdists).
 Each attempt's answer is its raw reply where the record kept one (answers that yielded no function), else
 the code the loop ran: prose around the code is not recorded, so the tokens an answer spent after its
@@ -35,7 +35,7 @@ from pycapsule.debugging.statements import free_names, top_level_names
 from pycapsule.exit_codes import ExitCode
 from pycapsule.parsing import parse_source
 
-RECORDS = Path(__file__).parent / "records"
+RECORDS = Path(__file__).resolve().parents[1] / "data" / "records"
 _RUN_NAME = re.compile(r"^(?P<dataset>.+)-(?:direct|selfdebug)-[0-9a-f]{10}\.jsonl(?:\.gz)?$")
 
 
@@ -153,7 +153,7 @@ def replay_runs(folders: list[Path]) -> tuple[list[Replayed], list[str]]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folders", nargs="*", type=Path, default=[RECORDS], metavar="FOLDER",
-                        help="folders of bench records (default: benchmarks/records)")
+                        help="folders of bench records (default: data/records)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """The mutation check of a passing body (`pycapsule.strength`): its time per body, and how many mutants.
 
 Bodies: those the published HumanEval self-debugging run of the default model called passed (its records,
-in benchmarks/records: each holds the module that was scored), bodies of up to `--max-lines` lines. Each
+in data/records: each holds the module that was scored), bodies of up to `--max-lines` lines. Each
 body's strength is measured against its examples in the warm sandbox, as the loop measures it, with the
 lines its examples ran (so changes on lines nothing runs survive without a run).
 
@@ -31,7 +31,7 @@ from pycapsule.tests_job import body_lines
 
 from benchmarks.timing import figures, percentile
 
-RECORDS = (Path(__file__).resolve().parent / "records" / "prompt-cache" / "qwen2.5-coder-1.5b"
+RECORDS = (Path(__file__).resolve().parents[1] / "data" / "records" / "prompt-cache" / "qwen2.5-coder-1.5b"
            / "humaneval-selfdebug-9f6f74ce83.jsonl.gz")
 TARGET_P50, TARGET_P95 = 1.0, 3.0
 

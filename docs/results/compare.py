@@ -2,7 +2,7 @@
 two-sided sign test on those discordant tasks (how likely a split at least this uneven is by chance).
 
 Usage: python3 docs/results/compare.py A B [--first-attempt]
-A and B are runs' records (`.jsonl`, or published `.jsonl.gz` under benchmarks/records/) or their
+A and B are runs' records (`.jsonl`, or published `.jsonl.gz` under data/records/) or their
 manifests (`.json`, whose records are read wherever they are). Only tasks present in both are compared.
 --first-attempt compares whether attempt 1 passed the prompt's examples instead of the final hidden-test
 status. Each run's cost comes with it: completion tokens per model call (median, p90, max) and the median

@@ -10,7 +10,7 @@ precision of "passed" before and after, and how often a reference body, right by
 Usage: python3 docs/results/probes.py [--out docs/results/probes] [--datasets humaneval-plus,mbpp,
 realcode-visible] [--models 1.5b,0.5b] [--limit N] [--report-only]
 
-Resumable like strength.py: rows (benchmarks/records/probes/rows.jsonl.gz) of the same probes version
+Resumable like strength.py: rows (data/records/probes/rows.jsonl.gz) of the same probes version
 (`probes_sha`, a hash of strength/probes.py and examples.py) are not measured again. No model is called."""
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def write_readme(out: Path, rows: list[dict[str, Any]], command: str) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=base.RESULTS / "probes", help="where README.md goes")
-    parser.add_argument("--rows", type=Path, default=REPO / "benchmarks/records/probes/rows.jsonl.gz")
+    parser.add_argument("--rows", type=Path, default=REPO / "data/records/probes/rows.jsonl.gz")
     parser.add_argument("--datasets", default="humaneval-plus,mbpp,realcode-visible")
     parser.add_argument("--models", default="1.5b,0.5b")
     parser.add_argument("--limit", type=int, default=None, help="at most N bodies per run")

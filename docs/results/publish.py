@@ -1,10 +1,10 @@
-"""Publish finished bench folders: their raw per-task records leave docs/ for benchmarks/records/, gzipped.
+"""Publish finished bench folders: their raw per-task records leave docs/ for data/records/, gzipped.
 
 Usage: python3 docs/results/publish.py FOLDER... [--records DIR]
 
 For each run in FOLDER (a manifest `<stem>.json` with its records `<stem>.jsonl` beside it, as
 `pycapsule bench --out FOLDER` writes them) the records are gzipped to
-`benchmarks/records/<FOLDER relative to docs/results>/<stem>.jsonl.gz` (or under `--records DIR`), checked
+`data/records/<FOLDER relative to docs/results>/<stem>.jsonl.gz` (or under `--records DIR`), checked
 and deleted; the manifest then names them (`records`, relative to the manifest's folder) and its paths
 are made portable. The plots are deleted and report.md is rebuilt without them. What stays in FOLDER
 is small: manifests and the report.
@@ -36,7 +36,7 @@ from pycapsule.bench.records import (  # noqa: E402
 from pycapsule.bench.report import ATTEMPTS_PLOT, PASS_PLOT, SUMMARY, write_report  # noqa: E402
 
 RESULTS = CHECKOUT / "docs" / "results"
-RECORDS = CHECKOUT / "benchmarks" / "records"
+RECORDS = CHECKOUT / "data" / "records"
 
 
 class PublishError(Exception):
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER")
     parser.add_argument("--records", type=Path, default=None,
-                        help="the records root (default: benchmarks/records, for folders under docs/results)")
+                        help="the records root (default: data/records, for folders under docs/results)")
     args = parser.parse_args(argv)
     try:
         for folder in args.folders:

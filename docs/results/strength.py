@@ -11,7 +11,7 @@ tasks, reported on the other half.
 Usage: python3 docs/results/strength.py [--out docs/results/strength] [--datasets humaneval-plus,mbpp,
 realcode-visible] [--models 1.5b,0.5b] [--limit N] [--report-only]
 
-Resumable: a body already in --rows (benchmarks/records/strength/rows.jsonl.gz), measured with the same
+Resumable: a body already in --rows (data/records/strength/rows.jsonl.gz), measured with the same
 strength module (`strength_sha`, a hash of server/pycapsule/strength/*.py), is not measured again; rows of
 another version are dropped.
 OUT/README.md's tables (between its markers; the text around them is kept) are rewritten from all rows.
@@ -608,7 +608,7 @@ def write_readme(out: Path, rows: list[dict[str, Any]], command: str) -> Path:
     else:
         text = ("# Strength of \"passed\": mutants against the hidden tests\n\n"
                 f"Measured with [strength.py](../strength.py); per body: "
-                f"[benchmarks/records/strength/rows.jsonl.gz](../../../benchmarks/records/strength/rows.jsonl.gz)."
+                f"[data/records/strength/rows.jsonl.gz](../../../data/records/strength/rows.jsonl.gz)."
                 f"\n\n{generated}\n")
     path.write_text(text, encoding="utf-8")
     return path
@@ -617,7 +617,7 @@ def write_readme(out: Path, rows: list[dict[str, Any]], command: str) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "strength", help="where README.md goes")
-    parser.add_argument("--rows", type=Path, default=REPO / "benchmarks/records/strength/rows.jsonl.gz",
+    parser.add_argument("--rows", type=Path, default=REPO / "data/records/strength/rows.jsonl.gz",
                         help="the per-body rows (records stay out of docs/)")
     parser.add_argument("--datasets", default="humaneval-plus,mbpp,realcode-visible",
                         help="comma-separated, of: " + ", ".join(dict.fromkeys(r.dataset for r in RUNS)))

@@ -1,6 +1,6 @@
 """The documentation as a clone has it: every relative link resolves, and docs/ holds prose, reports and
 small manifests that name no folder of the machine that made them; raw bench records live gzipped in
-benchmarks/records/."""
+data/records/."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.checkout import ROOT, checkout_files
 from tests.packaging.test_distribution import LINK_TARGETS
 
 DOCS_LIMIT_BYTES = 3_000_000
-RECORDS = Path("benchmarks") / "records"
+RECORDS = Path("data") / "records"
 MACHINE_FOLDERS = re.compile(rb"/(?:work/|root/|home/(?!user/))")
 """Not /home/user/: BigCodeBench's examples name such paths (`task_func('/home/user/backup_log.json')`), and
 so do the loop's messages about them ("needs '/home/user/backup_log.json', which is not there")."""
@@ -111,7 +111,7 @@ def test_no_committed_doc_report_manifest_or_record_names_a_folder_of_the_machin
 
 @pytest.mark.parametrize("manifest", [path for path in _files_under(Path("docs") / "results")
                                       if path.suffix == ".json"], ids=str)
-def test_every_published_run_names_its_gzipped_records_in_benchmarks_records(manifest: Path) -> None:
+def test_every_published_run_names_its_gzipped_records_in_data_records(manifest: Path) -> None:
     pointer = json.loads((ROOT / manifest).read_text(encoding="utf-8")).get("records")
     assert pointer, f"{manifest} has no records: publish its folder (docs/results/publish.py)"
     records = (ROOT / manifest.parent / pointer).resolve()
