@@ -26,7 +26,9 @@ def _files_under(folder: Path) -> list[Path]:
 
 
 def _markdown() -> list[Path]:
-    return [Path("README.md"), *(path for path in _files_under(Path("docs")) if path.suffix == ".md")]
+    """README.md, measurements/README.md (it points into docs/ and data/) and every page under docs/."""
+    return [Path("README.md"), Path("measurements") / "README.md",
+            *(path for path in _files_under(Path("docs")) if path.suffix == ".md")]
 
 
 def _prose(text: str) -> str:
@@ -68,7 +70,7 @@ def _broken_links(path: Path, root: Path = ROOT) -> list[str]:
     return broken
 
 
-def test_every_relative_link_in_the_readme_and_docs_points_at_a_file_that_exists() -> None:
+def test_every_relative_link_in_the_readmes_and_docs_points_at_a_file_that_exists() -> None:
     assert len(_markdown()) > 10
     assert [broken for path in _markdown() for broken in _broken_links(path)] == []
 
@@ -113,7 +115,7 @@ def test_no_committed_doc_report_manifest_or_record_names_a_folder_of_the_machin
                                       if path.suffix == ".json"], ids=str)
 def test_every_published_run_names_its_gzipped_records_in_data_records(manifest: Path) -> None:
     pointer = json.loads((ROOT / manifest).read_text(encoding="utf-8")).get("records")
-    assert pointer, f"{manifest} has no records: publish its folder (docs/results/publish.py)"
+    assert pointer, f"{manifest} has no records: publish its folder (measurements/results/publish.py)"
     records = (ROOT / manifest.parent / pointer).resolve()
     assert records.is_relative_to(ROOT / RECORDS) and records.name.endswith(".jsonl.gz")
     assert records.is_file() and gzip.decompress(records.read_bytes()).count(b"\n") >= 1
