@@ -32,7 +32,7 @@ for setup in tests/*/setup.sh; do
 done
 
 step "lint"
-python3 -m ruff check server tests benchmarks
+python3 -m ruff check server tests measurements
 
 step "release build and check (publishes nothing)"
 # The wheel, the sdist and the .vsix a release publishes, built and checked as .github/workflows/release.yml

@@ -25,7 +25,8 @@ from pycapsule.bench.records import (
 from pycapsule.bench.report import write_report
 from pycapsule.bench.runner import reusable_generations
 
-from tests.bench.published import RESULTS, publish, publish_script
+from tests.bench.published import RESULTS, SCRIPTS, publish, publish_script
+from tests.checkout import ROOT
 
 CONFIG = {"dataset": "humaneval", "generation": {"mode": "selfdebug", "max_attempts": 3}}
 GENERATION_HASH = config_hash(CONFIG["generation"])
@@ -123,7 +124,7 @@ def test_compare_reads_published_records_and_manifests(tmp_path: Path) -> None:
     [target] = publish(folder, tmp_path / "records")
 
     for run in (target, plain.manifest):
-        compared = subprocess.run([sys.executable, str(RESULTS / "compare.py"), str(run), str(other)],
+        compared = subprocess.run([sys.executable, str(SCRIPTS / "compare.py"), str(run), str(other)],
                                   capture_output=True, text=True, timeout=60, check=True).stdout
         cost = "3 calls, completion tokens per call median 5, p90 5, max 5; median to a body passing its " \
                "examples - (0 bodies)"
@@ -137,7 +138,7 @@ def test_a_folder_outside_docs_results_needs_a_records_root(tmp_path: Path) -> N
     _run(tmp_path / "run", [_record(1)])
     with pytest.raises(script.PublishError, match="--records DIR"):
         script.publish(tmp_path / "run")
-    assert script.records_folder(RESULTS / "set" / "model") == script.RECORDS / "set" / "model"
+    assert script.records_folder(RESULTS / "set" / "model") == ROOT / "data" / "records" / "set" / "model"
 
 
 def test_a_manifest_names_no_folder_of_the_machine_that_made_the_run(tmp_path: Path) -> None:

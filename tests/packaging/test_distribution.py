@@ -108,6 +108,15 @@ def test_the_wheel_ships_every_file_of_the_package_code_and_data(built: Built) -
     assert sorted(set(package) - set(built.wheel.namelist())) == []
 
 
+def test_neither_the_wheel_nor_the_sdist_carries_the_measurements_the_records_the_docs_or_the_tests(
+        built: Built) -> None:
+    in_wheel = {name.split("/")[0] for name in built.wheel.namelist()}
+    assert {name for name in in_wheel if not name.endswith(".dist-info")} == {"pycapsule"}
+    in_sdist = {name.split("/")[1] for name in built.sdist.getnames() if name.count("/") >= 1}
+    assert in_sdist & {"measurements", "data", "docs", "tests", "examples", "vscode-client"} == set()
+    assert "server" in in_sdist
+
+
 def test_the_description_pypi_shows_has_no_link_it_cannot_resolve(built: Built) -> None:
     metadata = wheel_metadata(built)
     assert metadata["Description-Content-Type"] == "text/markdown"

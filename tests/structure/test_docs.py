@@ -1,6 +1,6 @@
 """The documentation as a clone has it: every relative link resolves, and docs/ holds prose, reports and
 small manifests that name no folder of the machine that made them; raw bench records live gzipped in
-benchmarks/records/."""
+data/records/."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.checkout import ROOT, checkout_files
 from tests.packaging.test_distribution import LINK_TARGETS
 
 DOCS_LIMIT_BYTES = 3_000_000
-RECORDS = Path("benchmarks") / "records"
+RECORDS = Path("data") / "records"
 MACHINE_FOLDERS = re.compile(rb"/(?:work/|root/|home/(?!user/))")
 """Not /home/user/: BigCodeBench's examples name such paths (`task_func('/home/user/backup_log.json')`), and
 so do the loop's messages about them ("needs '/home/user/backup_log.json', which is not there")."""
@@ -26,7 +26,9 @@ def _files_under(folder: Path) -> list[Path]:
 
 
 def _markdown() -> list[Path]:
-    return [Path("README.md"), *(path for path in _files_under(Path("docs")) if path.suffix == ".md")]
+    """README.md, measurements/README.md (it points into docs/ and data/) and every page under docs/."""
+    return [Path("README.md"), Path("measurements") / "README.md",
+            *(path for path in _files_under(Path("docs")) if path.suffix == ".md")]
 
 
 def _prose(text: str) -> str:
@@ -68,7 +70,7 @@ def _broken_links(path: Path, root: Path = ROOT) -> list[str]:
     return broken
 
 
-def test_every_relative_link_in_the_readme_and_docs_points_at_a_file_that_exists() -> None:
+def test_every_relative_link_in_the_readmes_and_docs_points_at_a_file_that_exists() -> None:
     assert len(_markdown()) > 10
     assert [broken for path in _markdown() for broken in _broken_links(path)] == []
 
@@ -111,9 +113,9 @@ def test_no_committed_doc_report_manifest_or_record_names_a_folder_of_the_machin
 
 @pytest.mark.parametrize("manifest", [path for path in _files_under(Path("docs") / "results")
                                       if path.suffix == ".json"], ids=str)
-def test_every_published_run_names_its_gzipped_records_in_benchmarks_records(manifest: Path) -> None:
+def test_every_published_run_names_its_gzipped_records_in_data_records(manifest: Path) -> None:
     pointer = json.loads((ROOT / manifest).read_text(encoding="utf-8")).get("records")
-    assert pointer, f"{manifest} has no records: publish its folder (docs/results/publish.py)"
+    assert pointer, f"{manifest} has no records: publish its folder (measurements/results/publish.py)"
     records = (ROOT / manifest.parent / pointer).resolve()
     assert records.is_relative_to(ROOT / RECORDS) and records.name.endswith(".jsonl.gz")
     assert records.is_file() and gzip.decompress(records.read_bytes()).count(b"\n") >= 1

@@ -34,7 +34,7 @@ from pycapsule.embedded_model.serve import ServerOptions, default_threads
 from pycapsule.sandbox.api import DoctestItem, Job, Sandbox
 from pycapsule.sandbox.select import open_sandbox
 
-from benchmarks.model import served_in_process
+from measurements.model import served_in_process
 
 DESIGNER_REQUEST = (
     "Here is a Python module with a function `{name}` whose body is missing:\n```python\n{prompt}\n```\n"

@@ -6,7 +6,8 @@ covers everything that changes what the model produces or how it is scored, so r
 only skips tasks finished under the same configuration; a changed setting starts a new file.
 
 A published run keeps its manifest (and report) where it was, and its records gzipped elsewhere: the
-manifest's `records` names them, relative to the manifest's folder (docs/results/publish.py does this).
+manifest's `records` names them, relative to the manifest's folder (measurements/results/publish.py does
+this).
 Every reader and the writer follow that pointer and read or append the gzipped form, so a published
 run resumes, is reused and is reported like any other.
 """

@@ -9,7 +9,7 @@ Small greedy models sometimes repeat a block of lines until the token limit. Two
   of the answer one block of shapes repeated `SHAPE_LINES` lines in all. A block of literals only (a table
   of numbers, a docstring's data) needs `DATA_LINES`: real code holds long tables.
 
-The thresholds were chosen on every answer in benchmarks/records (`python3 -m benchmarks answer_ends`):
+The thresholds were chosen on every answer in data/records (`python3 -m measurements answer_ends`):
 the longest same-shaped run among answers that passed their examples is 16 lines (four divisibility
 checks), of data 49 lines (a DataFrame the answer copied from its docstring); both thresholds are twice
 that, so no recorded answer that passed is cut.

@@ -5,7 +5,7 @@ rounding depends on where those batches split: a prefix reused from the cache at
 greedy answers (docs/results/prompt-cache). So a prompt is read ahead only in its whole batches,
 each from where the batch before ended, starting at token 0 with the cache off; the request itself, asking
 for the cache, then reads the rest (under one batch) as one batch, exactly as a fresh read does. The
-answer is the same byte for byte (`python3 -m benchmarks read_ahead` counts it), and the request's first
+answer is the same byte for byte (`python3 -m measurements read_ahead` counts it), and the request's first
 token comes that much sooner (~13 s of a 1,400-token prompt for the 1.5B model on two cores).
 
 `PromptReader` talks to llama.cpp's own endpoints (`/apply-template`, `/tokenize`, `/completion`) and

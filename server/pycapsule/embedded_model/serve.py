@@ -106,13 +106,13 @@ class ServerOptions:
     """Tokens of context, shared by the slots."""
     parallel: int = 1
     """Requests decoded together (llama.cpp's slots). The product asks one at a time (others queue);
-    `python3 -m benchmarks slots` measures what several cost."""
+    `python3 -m measurements slots` measures what several cost."""
     socket: Path | None = None
     """Listen on this unix socket instead of HOST:port (the shared server, behind its gate)."""
     speculative: Literal["off", "ngram", "draft"] = "off"
     """Speculative decoding: tokens drafted from n-grams already in the context ("ngram": an answer that
     copies the prompt's signature and docstring), or by `draft_model` ("draft"), then checked by the model.
-    `python3 -m benchmarks speculative` measures both."""
+    `python3 -m measurements speculative` measures both."""
     draft_model: Path | None = None
     gpu_layers: int = 0
     """Layers the user asks to offload to a GPU (the `model_gpu_layers` setting); used only where the runtime
