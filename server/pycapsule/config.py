@@ -117,6 +117,10 @@ class Settings(BaseModel):
     body (fewer tokens, so faster); retries write whole answers: "embedded" for the embedded model only,
     "always" for any endpoint that continues a final assistant message (llama.cpp's server does; OpenAI's
     API does not)."""
+    fast_forward_echo: Literal["never", "embedded", "always"] = "never"
+    """An answer that starts by repeating the function's signature and docstring is given the rest of them
+    to read instead of writing it (reading is ~5 x faster): "embedded" for the embedded model only,
+    "always" for any endpoint that continues a final assistant message (docs/generate.md)."""
     context_chars: int = Field(default=2000, ge=0, le=100_000)
     """Characters of the module's context (imports, helpers, the class) the prompt shows, about 4 a token: on
     the embedded model reading them is most of a first attempt's wait; 0 shows none (docs/generate.md)."""

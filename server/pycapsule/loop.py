@@ -54,7 +54,7 @@ from pycapsule.judge import AttemptResult, Judge
 from pycapsule.model_client import Cancelled, EndpointError, ModelError, Programmer, Reply, Retrying, Usage
 from pycapsule.model_progress import Progress
 from pycapsule.outcome_text import Told
-from pycapsule.prompts import whole_answer
+from pycapsule.prompts import function_head, whole_answer
 from pycapsule.reply_reading import as_far_as_it_went, read_reply
 from pycapsule.run_record import RunRecorder
 from pycapsule.sandbox.api import RunResult, Sandbox, SandboxUnavailable
@@ -146,8 +146,10 @@ class _Run:
         self.judge = Judge(capsule, sandbox, settings, cancel, tests)
         self.recorder = RunRecorder(history, capsule)
         self.policy = AttemptPolicy(capsule, settings, context, programmer.settings.local)
-        self.answer_target = AnswerTarget(capsule.name, capsule.module_source, context or "")
-        """What the model's answers are read for: reading stops once the function is complete."""
+        self.answer_target = AnswerTarget(capsule.name, capsule.module_source, context or "",
+                                          function_head(capsule))
+        """What the model's answers are read for: reading stops once the function is complete (and an
+        answer that repeats its head may be given the rest of it)."""
         self.seed_base = self.recorder.attempts_before()
         self.original_body: str | None = None
         """A repair (the function had a body, which failed): that body."""

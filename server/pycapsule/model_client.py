@@ -43,6 +43,7 @@ from pycapsule.model_reply import Message, Reply, Retrying, Usage
 from pycapsule.model_settings import ModelSettings
 from pycapsule.model_stream import request_watch, stream_answer
 from pycapsule.openai_chat import ChatRequest, OpenAIChat
+from pycapsule.prompts import whole_answer
 
 if TYPE_CHECKING:
     from pycapsule.debugging.answer_watch import AnswerTarget
@@ -104,13 +105,22 @@ class Programmer:
 
         `seed` makes sampling repeatable where the endpoint supports it (llama.cpp, OpenAI: best effort).
         `target`: the function the answer is for; reading stops once it is complete, or when the answer
-        copies the prompt's context (`debugging.answer_watch`). Without it only a loop ends an answer."""
+        copies the prompt's context (`debugging.answer_watch`). Without it only a loop ends an answer.
+        An answer that repeats the target's head (`AnswerTarget.head`) is given the rest of it, where the
+        endpoint continues an answer (`ModelSettings.fast_forward_echo`): the request is ended and a second
+        one asks the model to go on from the answer with that rest; the rest is yielded as a piece and the
+        `Reply` is the whole answer, both requests' usage and time."""
         model = self.model_name()
+        deadline = time.monotonic() + self.settings.request_timeout
+        if target is not None and target.head and not self.settings.fast_forward_echo:
+            target = replace(target, head="")
         if self._turn is not None:
             yield from self._wait_turn(self._turn, cancel, progress)
         try:
-            reply = yield from self._tries(ChatRequest(model, messages, temperature, seed), cancel, progress,
-                                           target)
+            request = ChatRequest(model, messages, temperature, seed)
+            reply = yield from self._tries(request, cancel, progress, target, deadline)
+            if reply.echoed:
+                reply = yield from self._go_on(request, reply, cancel, progress, target, deadline)
         finally:
             if self._turn is not None:
                 self._turn.release()
@@ -157,11 +167,34 @@ class Programmer:
             with self._lock:
                 self._waiting -= 1
 
+    def _go_on(self, request: ChatRequest, reply: Reply, cancel: threading.Event | None, progress: bool,
+               target: AnswerTarget | None, deadline: float
+               ) -> Generator[str | Retrying | Progress, None, Reply]:
+        """The answer `reply` to `request` repeated the function's head: the model goes on from it with the
+        head's rest, which it reads (fast) instead of writing (slow); the whole answer."""
+        yield reply.echo_rest
+        messages = list(request.messages)
+        before = messages.pop()["content"] if messages and messages[-1].get("role") == "assistant" else ""
+        start = before + reply.text + reply.echo_rest
+        left = self.settings.max_tokens - reply.usage.completion_tokens
+        if left <= 0:
+            return replace(reply, text=reply.text + reply.echo_rest, finish_reason="length", echo_rest="")
+        more = yield from self._tries(
+            replace(request, messages=[*messages, {"role": "assistant", "content": start}], continued=True,
+                    max_tokens=left), cancel, progress, target, deadline)
+        whole = whole_answer(start, more.text)
+        text = whole[len(before):] if whole.startswith(before) else whole
+        return Reply(text, reply.usage + more.usage, more.finish_reason, more.model,
+                     reply.seconds + more.seconds)
+
     def _tries(self, request: ChatRequest, cancel: threading.Event | None, progress: bool,
-               target: AnswerTarget | None) -> Generator[str | Retrying | Progress, None, Reply]:
-        deadline = time.monotonic() + self.settings.request_timeout
+               target: AnswerTarget | None, deadline: float
+               ) -> Generator[str | Retrying | Progress, None, Reply]:
         tries = self.settings.retries + 1
-        request = replace(request, reuse=self._endpoint.reuse(request.messages, request.temperature))
+        if request.continued:  # the server holds what the answer before read and wrote, not a read-ahead
+            self._endpoint.forget()
+        else:
+            request = replace(request, reuse=self._endpoint.reuse(request.messages, request.temperature))
         for try_number in range(1, tries + 1):
             try:
                 watch = request_watch(self._chat)

@@ -70,8 +70,9 @@ class Endpoint:
     def forget(self) -> None:
         """Nothing read ahead is known to be held any more."""
 
-    def options(self, temperature: float, reuse: Reuse) -> dict[str, Any]:
-        """The server's own options of a request (its `extra_body`)."""
+    def options(self, temperature: float, reuse: Reuse, continued: bool = False) -> dict[str, Any]:
+        """The server's own options of a request (its `extra_body`); `continued`: it goes on from the answer
+        the request before it streamed."""
         return {}
 
     def slot_check(self, reuse: Reuse) -> SlotCheck:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pycapsule.debugging.answer_watch import COMPLETE, COPIED, LOOPED
+from pycapsule.debugging.answer_watch import COMPLETE, COPIED, ECHOED, LOOPED
 
 Message = dict[str, str]
 """One chat message as the endpoint takes it: {"role": ..., "content": ...}."""
 
 # `Reply.finish_reason`s of an answer ended here (debugging/answer_watch.py): it kept repeating itself
-# (LOOPED), its function was complete (COMPLETE), it copied the prompt's context (COPIED).
+# (LOOPED), its function was complete (COMPLETE), it copied the prompt's context (COPIED), it repeated the
+# function's head, whose rest the next request gives it (ECHOED; `Programmer.stream` goes on from there).
 TIMED_OUT = "timed_out"
 """`Reply.finish_reason` of an answer cut off here by `request_timeout` while it streamed: what came
 is kept."""
@@ -43,6 +44,8 @@ class Reply:
     model: str
     seconds: float
     """Wall-clock time of the successful request (retries and waits excluded)."""
+    echo_rest: str = ""
+    """(`echoed`) The rest of the function's head the answer was repeating."""
 
     @property
     def truncated(self) -> bool:
@@ -62,6 +65,11 @@ class Reply:
     def ended_at_code_end(self) -> bool:
         """The answer's function was complete and the rest was not read (`debugging.answer_watch`)."""
         return self.finish_reason == COMPLETE
+
+    @property
+    def echoed(self) -> bool:
+        """The answer was repeating the function's head and was ended to be given the rest of it."""
+        return self.finish_reason == ECHOED
 
     @property
     def timed_out(self) -> bool:

@@ -43,6 +43,10 @@ class ModelSettings:
     """Ask the embedded model's server (`local`; llama.cpp's option) to reuse the prompt prefix it read for
     the request before, for sampled requests only: a greedy answer must depend on its prompt alone (the
     `prompt_cache` setting)."""
+    fast_forward_echo: bool = False
+    """An answer that repeats the function's signature and docstring is given their rest to read: the
+    endpoint continues a final assistant message (the embedded model's does; the `fast_forward_echo`
+    setting)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, *, base_url: str | None = None,
@@ -65,4 +69,6 @@ class ModelSettings:
             backoff=settings.retry_backoff,
             retry_after_cap=settings.retry_after_cap,
             max_tokens=settings.max_tokens,
+            fast_forward_echo=settings.fast_forward_echo == "always" or (
+                settings.fast_forward_echo == "embedded" and local),
         )

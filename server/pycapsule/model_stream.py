@@ -6,8 +6,9 @@ threading.Event) returns within ~50 ms even while the endpoint is silent. Two cl
 `inactivity_timeout` (no streamed piece for that long, the first one included: the endpoint counts as
 hung; the embedded model's own server gets it from its first piece on) and `request_timeout` (the whole
 answer, retries included: an answer still streaming then is kept, cut off). Reading ends early once the
-answer's function is complete, it loops or it copies the prompt's context (`AnswerWatch`). A server found
-dead while nothing moves ends the try at once.
+answer's function is complete, it loops, it copies the prompt's context, or it repeats the function's head
+as the task shows it, whose rest `Programmer.stream` then gives the model to go on from (`AnswerWatch`).
+A server found dead while nothing moves ends the try at once.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from pycapsule.debugging.answer_watch import COMPLETE, AnswerTarget, AnswerWatch
+from pycapsule.debugging.answer_watch import COMPLETE, ECHOED, AnswerTarget, AnswerWatch
 from pycapsule.model_errors import SILENT_HINT, Cancelled, RequestFailure
 from pycapsule.model_progress import Progress, RequestWatch, why_stalled
 from pycapsule.model_reply import TIMED_OUT, Reply, Usage
@@ -148,10 +149,14 @@ class _AnswerStream:
                 self._pieces.append(text)
                 if (shown := phases.token()) is not None and show:
                     yield shown
-                yield text
                 if (end := self._answer.feed(text)) is not None:
                     self._finish_reason = end
+                    if end in (COMPLETE, ECHOED):  # the pieces streamed add up to the answer kept
+                        text = text[:max(0, self._answer.kept - (self._answer.streamed - len(text)))]
+                    if text:
+                        yield text
                     break
+                yield text
         if self._answer.end is not None:
             return True
         if self._out_of_time():
@@ -161,8 +166,8 @@ class _AnswerStream:
 
     def _reply(self) -> Reply:
         text = "".join(self._pieces)
-        if self._finish_reason == COMPLETE:
-            text = text[:self._answer.kept]  # what followed the function is not part of the answer
+        if self._finish_reason in (COMPLETE, ECHOED):
+            text = text[:self._answer.kept]  # not part of the answer: what follows its function or its echo
         if not text.strip():
             raise RequestFailure(f"{self._chat.who} sent an empty answer", retry=True, endpoint=False)
         usage = self._usage
@@ -170,7 +175,8 @@ class _AnswerStream:
             # no usage from the server: one streamed piece is about one token; prompts ~4 characters a token
             prompt_chars = sum(len(m.get("content", "")) for m in self._request.messages)
             usage = Usage(prompt_chars // 4, len(self._pieces), estimated=True)
-        return Reply(text, usage, self._finish_reason, self._request.model, time.monotonic() - self._started)
+        return Reply(text, usage, self._finish_reason, self._request.model, time.monotonic() - self._started,
+                     self._answer.echo_rest)
 
     def _out_of_time(self) -> bool:
         """True when `request_timeout` ran out while the answer was still coming: a slow model or a long

@@ -34,6 +34,11 @@ class ChatRequest:
     seed: int | None = None
     reuse: Reuse = NO_REUSE
     """What the try takes of the prompt read ahead (`Endpoint.reuse`)."""
+    continued: bool = False
+    """The request goes on from an answer the request before it streamed (`Programmer.stream`): the
+    endpoint may reuse what it read and wrote for that one."""
+    max_tokens: int | None = None
+    """None: the settings' `max_tokens`."""
 
 
 class OpenAIChat:
@@ -103,12 +108,12 @@ class OpenAIChat:
         extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if include_usage else {}
         if request.seed is not None:
             extra["seed"] = request.seed
-        body = self.endpoint.options(request.temperature, request.reuse)
+        body = self.endpoint.options(request.temperature, request.reuse, request.continued)
         if body:
             extra["extra_body"] = body
         return self._client.chat.completions.create(
             model=request.model, messages=list(request.messages), stream=True,
-            temperature=request.temperature, max_tokens=self.settings.max_tokens,
+            temperature=request.temperature, max_tokens=request.max_tokens or self.settings.max_tokens,
             **extra)  # type: ignore[call-overload]
 
     def failure(self, error: BaseException, model: str) -> RequestFailure:

@@ -15,7 +15,7 @@ from pycapsule.debugging.source_text import leading_whitespace, normalize_newlin
 
 if TYPE_CHECKING:
     from pycapsule.capsule import Capsule
-    from pycapsule.model_client import Message
+    from pycapsule.model_reply import Message
 
 # No system message: the model's chat template then supplies its own default, as its authors evaluated it.
 # Our former instructions there ("expert programmer, keep the signature, one code block, no tests") cost
@@ -38,14 +38,14 @@ def fenced(code: str) -> str:
     return f"{fence}python\n{code}\n{fence}"
 
 
-def _head(capsule: Capsule) -> str:
+def function_head(capsule: Capsule) -> str:
     """Decorators, signature and docstring as the user wrote them (no trailing newline)."""
     return capsule.module_source[capsule.header_start: capsule.body_start].rstrip()
 
 
 def function_task(capsule: Capsule) -> str:
     """The target as the user wrote it, without its body: decorators, signature and docstring."""
-    head = _head(capsule)
+    head = function_head(capsule)
     if capsule.docstring is None:
         return f"{head}\n{capsule.indent}...\n" if head.endswith(":") else f"{head}\n"
     return f"{head}\n"
@@ -183,7 +183,7 @@ def _def_lines(header: str) -> str:
 def answer_prefix(capsule: Capsule) -> str:
     """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
     the code block and the function down to its docstring, so the model writes only the body."""
-    head = _head(capsule)
+    head = function_head(capsule)
     return f"{code_fence(head)}python\n{head}\n"
 
 

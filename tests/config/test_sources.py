@@ -28,6 +28,7 @@ SAMPLES = {
     "temperature": ("0.2", 0.2),
     "retry_temperature": ("0.9", 0.9),
     "answer_prefill": ("embedded", "embedded"),
+    "fast_forward_echo": ("always", "always"),
     "context_chars": ("1000", 1000),
     "prompt_cache": ("never", "never"),
     "read_ahead": ("false", False),

@@ -16,7 +16,7 @@ from pycapsule.bench.tasks import BenchTask
 from pycapsule.capsule import capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.context import module_context
-from pycapsule.debugging import answer_watch, repetition
+from pycapsule.debugging import answer_watch, echo, repetition
 from pycapsule.debugging.iterator_examples import iterator_examples, iterator_failure
 from pycapsule.debugging.sandbox_lacks import sandbox_lacks
 from pycapsule.embedded_model.catalog import CATALOG, resolve_size
@@ -194,6 +194,8 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
     if not settings.project_tests:  # added later: the project's tests are on by default (realcode-visible)
         values["project_tests"] = False
     values["answer_ends"] = answer_ends_fingerprint()  # added later (issue 66): answers were read to the end
+    if settings.fast_forward_echo != "never":  # added later: runs made without it keep their identity
+        values["fast_forward_echo"] = f"{settings.fast_forward_echo} {echo.ECHO_LINES}/{echo.ECHO_MIN_CHARS}"
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
         if settings.answer_prefill != "never":  # earlier runs prefilled every answer; a first is the same
@@ -215,7 +217,8 @@ def answer_ends_fingerprint() -> str:
 def first_attempt_settings(generation: dict[str, Any]) -> dict[str, Any]:
     """What a run's first attempt depends on: equal for a direct run and a self-debugging run whose
     attempt 1 is the very generation the direct run would make."""
-    keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill", "context_chars", "answer_ends")
+    keys = ("model", *_FIRST_ATTEMPT_KEYS, "prompt", "answer_prefill", "context_chars", "answer_ends",
+            "fast_forward_echo")
     if generation.get("temperature", 0) > 0:  # a sampled first attempt may use the prompt cache
         keys += ("prompt_cache",)
     return {key: generation[key] for key in keys if key in generation}

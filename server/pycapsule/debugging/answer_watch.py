@@ -12,7 +12,10 @@ stop reading:
   the module's or the answer's classes define. An answer whose function still needs one is read on: a
   helper may follow;
 - `COPIED`: the answer has started copying the prompt's context (`COPIED_LINES` lines in a row taken
-  verbatim from the module context the prompt shows) before writing a complete function.
+  verbatim from the module context the prompt shows) before writing a complete function;
+- `ECHOED`: the answer repeats the function's head as the task shows it (`AnswerTarget.head`) and the rest of
+  that head is long enough to be read rather than written (`debugging.echo`): `echo_rest` holds it, and the
+  model client asks the model to go on from it.
 
 Inside a `<think>` section (reasoning models) nothing but loops ends an answer.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pycapsule.capsule import docstring_node, is_stub_statement
+from pycapsule.debugging.echo import EchoWatch, head_from_def
 from pycapsule.debugging.extraction import Fence, closes_fence, defined_function, opening_fence
 from pycapsule.debugging.repetition import RepetitionWatch
 from pycapsule.debugging.source_text import dedent_code
@@ -34,6 +38,7 @@ from pycapsule.parsing import parse_source
 LOOPED = "looped"
 COMPLETE = "complete"
 COPIED = "copied"
+ECHOED = "echoed"
 
 COPIED_LINES = 16
 """Lines in a row that the answer takes verbatim from the prompt's context to be ended as a copy."""
@@ -51,6 +56,9 @@ class AnswerTarget:
     name: str
     module_source: str = ""
     context: str = ""
+    head: str = ""
+    """The function's decorators, signature and docstring as the task shows them, when an answer that repeats
+    them may be given their rest (`ECHOED`); "" when not."""
 
     @cached_property
     def module_names(self) -> frozenset[str] | None:
@@ -82,18 +90,25 @@ class _Block:
     def_indent: int | None = None
     """Columns of the target's def line once it appeared in this block."""
     body_seen: bool = False
+    echo: EchoWatch | None = None
+    """Whether the answer repeats the target's head, from the def line on."""
 
 
 class AnswerWatch:
-    """Fed one answer's streamed pieces; `end` turns to LOOPED, COMPLETE or COPIED when the answer
+    """Fed one answer's streamed pieces; `end` turns to LOOPED, COMPLETE, COPIED or ECHOED when the answer
     should stop, and `kept` is how many characters of the streamed text to keep (for COMPLETE, the text
-    up to the function's end: what follows is not part of the answer)."""
+    up to the function's end: what follows is not part of the answer; for ECHOED, up to the last line it
+    repeated, which `echo_rest` goes on from)."""
 
     def __init__(self, target: AnswerTarget | None, start: str = "") -> None:
         """`start`: the text the answer was prefilled with (not streamed; read as the answer's start)."""
         self.target = target
         self.end: str | None = None
         self.kept = 0
+        self.echo_rest = ""
+        """(ECHOED) The rest of the target's head, as the answer would go on."""
+        self._prefilled = True
+        """Reading `start`: no line of it is a copy or a repeat of the head."""
         self._streamed = 0
         self._partial = ""
         self._repeats = RepetitionWatch()
@@ -109,6 +124,12 @@ class AnswerWatch:
         for line in start.split("\n")[:-1] if start.endswith("\n") else start.split("\n"):
             self._line(line, prefilled=True)
         self._partial = "" if start.endswith("\n") else start.rsplit("\n", 1)[-1]
+        self._prefilled = False
+
+    @property
+    def streamed(self) -> int:
+        """Characters fed so far."""
+        return self._streamed
 
     def feed(self, piece: str) -> str | None:
         """Adds a streamed piece; the reason the answer should end, once there is one."""
@@ -169,9 +190,14 @@ class AnswerWatch:
         stripped = line.strip()
         column = len(line) - len(line.lstrip())
         name = self.target.name if self.target is not None else ""
+        if block.echo is not None and (rest := block.echo.line(line)) is not None:
+            self.end, self.echo_rest = ECHOED, rest
+            block.lines.append(line)
+            return
         if block.def_indent is None:
             if stripped.startswith(("def ", "async def ")) and _defined_name(stripped) == name:
                 block.def_indent = column
+                block.echo = self._echo_watch(line)
         elif stripped and not stripped.startswith("#"):
             if column > block.def_indent:
                 block.body_seen = True
@@ -180,6 +206,15 @@ class AnswerWatch:
                 self._line_is_after = True
                 return
         block.lines.append(line)
+
+    def _echo_watch(self, def_line: str) -> EchoWatch | None:
+        """A watch of the answer's lines from `def_line` for a repeat of the target's head; None when there
+        is no head to give, the answer was prefilled with it, or the def line differs from the head's."""
+        assert self.target is not None
+        head = head_from_def(self.target.head)
+        if not head or self._prefilled or def_line.strip() != head[0].strip():
+            return None
+        return EchoWatch(head, def_line)
 
     def _copies(self, stripped: str) -> bool:
         """Counts the run of lines taken verbatim from the context; true once it is long enough and no

@@ -65,10 +65,12 @@ class LlamaCppEndpoint(Endpoint):
         if self._reader is not None:
             self._reader.forget()
 
-    def options(self, temperature: float, reuse: Reuse) -> dict[str, Any]:
-        # llama.cpp's own option; the embedded server's default is off (serve.py)
+    def options(self, temperature: float, reuse: Reuse, continued: bool = False) -> dict[str, Any]:
+        # llama.cpp's own option; the embedded server's default is off (serve.py). A continued request
+        # reuses the slot the answer it goes on from was written in, greedy or not: reading it all again
+        # would cost more than the writing it saves.
         body: dict[str, Any] = {}
-        if reuse[1] or (self._cache_sampled and temperature > 0):
+        if reuse[1] or continued or (self._cache_sampled and temperature > 0):
             body["cache_prompt"] = True
         body["return_progress"] = True  # the prompt's counts as llama.cpp reads it (model_progress)
         return body
