@@ -23,6 +23,7 @@ TOOLS = {
     "prompt_size": "a stub's first request with less module context or the body only, against the shipped",
     "strength": "the mutation check of a passing body: seconds and mutants per body, against its examples",
     "answer_ends": "recorded answers replayed through the answer watch: what it ends, cuts and saves",
+    "echo": "a first answer given the rest of the head it repeats, against writing it: speed, same answer?",
 }
 """Each tool's module in `measurements`, with the line `--help` shows for it."""
 

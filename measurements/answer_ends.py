@@ -29,11 +29,12 @@ from pycapsule.capsule import CapsuleError, capsule_by_qualname
 from pycapsule.config import Settings
 from pycapsule.context import module_context
 from pycapsule.debugging import UnusableReply
-from pycapsule.debugging.answer_watch import AnswerTarget, AnswerWatch
+from pycapsule.debugging.answer_watch import ECHOED, AnswerTarget, AnswerWatch
 from pycapsule.debugging.extraction import extract_code
 from pycapsule.debugging.statements import free_names, top_level_names
 from pycapsule.exit_codes import ExitCode
 from pycapsule.parsing import parse_source
+from pycapsule.prompts import function_head
 
 RECORDS = Path(__file__).resolve().parents[1] / "data" / "records"
 _RUN_NAME = re.compile(r"^(?P<dataset>.+)-(?:direct|selfdebug)-[0-9a-f]{10}\.jsonl(?:\.gz)?$")
@@ -53,15 +54,36 @@ class Replayed:
     tokens: int
     saved: float
     """Completion tokens the cut would have saved (estimated by the share of characters cut)."""
+    given: float = 0.0
+    """Completion tokens of the function's head the model would have read instead of writing them
+    (`fast_forward_echo`; estimated by the share of characters)."""
+
+    @property
+    def written(self) -> float:
+        """The tokens the answer would have been written with both."""
+        return self.tokens - self.saved - self.given
 
 
-def replay(text: str, target: AnswerTarget) -> tuple[str | None, str]:
-    """The watch's verdict on `text` streamed in small pieces, and the text it keeps."""
-    watch = AnswerWatch(target)
-    for start in range(0, len(text), 8):
-        if watch.feed(text[start:start + 8]) is not None:
-            return watch.end, text[:watch.kept]
-    return None, text
+def replay(text: str, target: AnswerTarget) -> tuple[str | None, str, int]:
+    """The watch's verdict on `text` streamed in small pieces, the text it keeps, and how many characters of
+    it the model would have been given (`fast_forward_echo`): the rest of a head the answer repeats to its
+    end. An answer that leaves the head after the point where the rest is given counts as read whole (what
+    the model would have written after the given rest is not known)."""
+    watch, base, position, given = AnswerWatch(target), 0, 0, 0
+    while position < len(text):
+        piece = text[position:position + 8]
+        position += len(piece)
+        if watch.feed(piece) is None:
+            continue
+        cut = base + watch.kept
+        if watch.end != ECHOED:
+            return watch.end, text[:cut], given
+        if not text.startswith(watch.echo_rest, cut):
+            return None, text, 0
+        given += len(watch.echo_rest)
+        base = position = cut + len(watch.echo_rest)
+        watch = AnswerWatch(target, text[:base])
+    return None, text, given
 
 
 def function_code(text: str, name: str, known: frozenset[str] | None = frozenset()) -> str | None:
@@ -99,7 +121,8 @@ def target_of(task: BenchTask, context_chars: int) -> AnswerTarget | None:
         capsule = capsule_by_qualname(task.prompt, task.entry_point)
     except CapsuleError:
         return None
-    return AnswerTarget(capsule.name, capsule.module_source, module_context(capsule, context_chars))
+    return AnswerTarget(capsule.name, capsule.module_source, module_context(capsule, context_chars),
+                        function_head(capsule))
 
 
 def replay_runs(folders: list[Path]) -> tuple[list[Replayed], list[str]]:
@@ -140,14 +163,14 @@ def replay_runs(folders: list[Path]) -> tuple[list[Replayed], list[str]]:
                 seen.add((dataset, task.task_id, text))
                 verdict = record.verdicts[index] if index < len(record.verdicts) else ""
                 tokens = record.attempt_tokens[index][1] if index < len(record.attempt_tokens) else 0
-                end, kept = replay(text, target)
+                end, kept, given = replay(text, target)
                 names = target.module_names
                 changed = end is not None and (function_code(kept, target.name, names)
                                                != function_code(text, target.name, names))
                 saved = tokens * (1 - len(kept) / len(text)) if end is not None else 0.0
                 tested = verdict == "passed" and record.status == "passed"
                 rows.append(Replayed(dataset, task.task_id, verdict == "passed", tested, end, changed,
-                                     int(tokens), saved))
+                                     int(tokens), saved, tokens * given / len(text)))
     return rows, missing
 
 
@@ -183,4 +206,27 @@ def run(args: argparse.Namespace) -> int:
     cut = sorted(row.saved for row in rows if row.end is not None)
     if cut:
         print(f"per ended answer: median {statistics.median(cut):.0f} tokens saved, max {cut[-1]:.0f}")
+    print()
+    print(echo_table(rows))
     return ExitCode.OK
+
+
+def echo_table(rows: list[Replayed]) -> str:
+    """Per dataset: the answers given their function's head (`fast_forward_echo`), the tokens that saves,
+    and the tokens written per answer (median, p90) as recorded and with the cut and the head given."""
+    lines = ["| dataset | answers | given the head | tokens given (est.) | written per answer: median, p90 "
+             "| with the cut and the head given |", "|---|---|---|---|---|---|"]
+    for dataset in sorted({row.dataset for row in rows}):
+        mine = [row for row in rows if row.dataset == dataset]
+        given = sum(row.given for row in mine)
+        share = given / max(1, sum(row.tokens for row in mine))
+        answered = sum(row.given > 0 for row in mine)
+        lines.append(f"| {dataset} | {len(mine)} | {answered} | {given:.0f} ({share:.1%}) "
+                     f"| {_median_p90([row.tokens for row in mine])} "
+                     f"| {_median_p90([row.written for row in mine])} |")
+    return "\n".join(lines)
+
+
+def _median_p90(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{statistics.median(ordered):.0f}, {ordered[int(0.9 * (len(ordered) - 1))]:.0f}"
