@@ -181,7 +181,7 @@ class Programmer:
             return replace(reply, text=reply.text + reply.echo_rest, finish_reason="length", echo_rest="")
         more = yield from self._tries(
             replace(request, messages=[*messages, {"role": "assistant", "content": start}], continued=True,
-                    max_tokens=left), cancel, progress, target, deadline)
+                    max_tokens=left), cancel, progress, target and replace(target, head=""), deadline)
         whole = whole_answer(start, more.text)
         text = whole[len(before):] if whole.startswith(before) else whole
         return Reply(text, reply.usage + more.usage, more.finish_reason, more.model,
