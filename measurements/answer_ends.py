@@ -19,7 +19,7 @@ import re
 import statistics
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pycapsule.bench.datasets import load_tasks
@@ -67,8 +67,8 @@ class Replayed:
 def replay(text: str, target: AnswerTarget) -> tuple[str | None, str, int]:
     """The watch's verdict on `text` streamed in small pieces, the text it keeps, and how many characters of
     it the model would have been given (`fast_forward_echo`): the rest of a head the answer repeats to its
-    end. An answer that leaves the head after the point where the rest is given counts as read whole (what
-    the model would have written after the given rest is not known)."""
+    end. An answer that leaves the head after the point where the rest is given is replayed without it
+    (what the model would have written after the given rest is not known)."""
     watch, base, position, given = AnswerWatch(target), 0, 0, 0
     while position < len(text):
         piece = text[position:position + 8]
@@ -79,7 +79,8 @@ def replay(text: str, target: AnswerTarget) -> tuple[str | None, str, int]:
         if watch.end != ECHOED:
             return watch.end, text[:cut], given
         if not text.startswith(watch.echo_rest, cut):
-            return None, text, 0
+            end, kept, _ = replay(text, replace(target, head=""))
+            return end, kept, 0
         given += len(watch.echo_rest)
         base = position = cut + len(watch.echo_rest)
         watch = AnswerWatch(target, text[:base])
