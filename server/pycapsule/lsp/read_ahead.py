@@ -13,7 +13,6 @@ the model's client also gives way to any real request between two batches. One r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from pygls.lsp.server import LanguageServer
@@ -86,15 +85,9 @@ class ReadAhead:
         request = StartRequest(uri=uri, path=document_path(uri), text=text, qualname=qualname, line=None,
                                mode="read_ahead", settings=settings,
                                project_anchor=self._configuration.project_anchor(uri))
+        self._remote = self._engine_process.start(request)
+        self._remote.go()  # a refusal (no such stub any more) ends in the host at once
         try:
-            remote = await self._engine_process.start(request)
+            await self._remote.resolved
         except EngineGone as error:
             log.info("pycapsule: no read-ahead: %s", error)
-            return
-        if self._target != target:  # stopped while the request was sent
-            remote.cancel()
-            return
-        self._remote = remote
-        with contextlib.suppress(EngineGone):
-            await remote.resolved
-        remote.go()  # a refusal (no such stub any more) ends in the host at once

@@ -85,8 +85,8 @@ class RemoteRun(Remote):
             self._events.put(payload)
 
     def end(self, error: BaseException | None = None) -> None:
+        self._settle(self.resolved, error or EngineGone("the engine's process ended the run unresolved"))
         if error is not None:
-            self._settle(self.resolved, error)
             self._events.put(error)
         self._events.put(_DONE)
 

@@ -2,10 +2,12 @@
 events turned into progress, status notifications and, at the end, one versioned edit.
 
 Starting a run answers at once with the run's id (editors such as eglot wait for a command's answer
-and give up after a few seconds); the end is reported by the progress' end, a message (shown when
-the client has no progress UI or the run did not succeed, else logged) and a last `pycapsule/status`
-that carries the run id and its outcome. A client without progress support also gets a message at
-the start.
+and give up after a few seconds): the server's outline names the function (`targets`), and the engine's
+process parses the module and builds its capsule after the answer; what only that parse finds (the file does
+not parse elsewhere) ends the run. When the outline cannot tell, the answer waits for the engine's process.
+The end is reported by the progress' end, a message (shown when the client has no progress UI or the run
+did not succeed, else logged) and a last `pycapsule/status` that carries the run id and its outcome. A
+client without progress support also gets a message at the start.
 
 One run per function at a time. A run stops when the user cancels it from the progress UI
 (`window/workDoneProgress/cancel`), through the "Cancel ..." code action or the `pycapsule.cancel`
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule import event_text
 from pycapsule.capsule import Capsule
@@ -38,7 +41,7 @@ from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
-from pycapsule.lsp.documents import document_path, parse_text
+from pycapsule.lsp.documents import Documents, document_path, parse_text
 from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.host_messages import Mode, Refusal, StartRequest
 from pycapsule.lsp.positions import lines_text
@@ -47,6 +50,7 @@ from pycapsule.lsp.protocol import closest_title, run_title
 from pycapsule.lsp.remote import EngineGone, RemoteRun
 from pycapsule.lsp.status import State, log, send_status, show
 from pycapsule.lsp.strength import Measured, Strengths
+from pycapsule.lsp.targets import find_target
 
 if TYPE_CHECKING:
     from pycapsule.events import Closest
@@ -80,19 +84,38 @@ class Run:
     qualname: str
     name: str
     mode: Mode
+    remote: RemoteRun
     id: str = field(default_factory=lambda: f"{os.getpid()}-{next(_run_numbers)}")
     cancel: threading.Event = field(default_factory=threading.Event)
     progress_token: str | None = None
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
-    remote: RemoteRun | None = None
 
     def stop(self) -> None:
         """Called on the event loop: tells the engine's process and the run's driver."""
         if not self.cancel.is_set():
             self.cancel.set()
-            if self.remote is not None:
-                self.remote.cancel()
+            self.remote.cancel()
             self.queue.put_nowait(_STOP)
+
+
+async def _resolved(run: Run) -> Capsule | Refusal | None:
+    """The target's capsule as the engine's process built it, or its refusal; None when the run was cancelled
+    first. Raises `EngineGone`."""
+    resolved = run.remote.resolved
+
+    def answered(future: asyncio.Future[Capsule | Refusal]) -> None:
+        if not future.cancelled():
+            future.exception()  # retrieved, even when the run no longer waits for it
+        run.queue.put_nowait(future)
+
+    resolved.add_done_callback(answered)
+    if await run.queue.get() is _STOP:
+        return None
+    return resolved.result()
+
+
+def _gone(run: Run, gone: EngineGone) -> str:
+    return f"`{run.name}`: {gone} (killed or crashed); run it again."
 
 
 def _pump(events: Iterator[Any], deliver: Callable[[Any], None]) -> None:
@@ -110,6 +133,7 @@ class Runs:
     def __init__(
         self,
         server: LanguageServer,
+        documents: Documents,
         configuration: Configuration,
         engine_process: EngineProcess,
         attempts: Attempts,
@@ -118,6 +142,7 @@ class Runs:
         strengths: Strengths,
     ) -> None:
         self._server = server
+        self._documents = documents
         self._configuration = configuration
         self._engine_process = engine_process
         self._attempts = attempts
@@ -163,58 +188,71 @@ class Runs:
         self, uri: str, text: str, qualname: str | None, line: int | None, mode: Mode
     ) -> dict[str, Any] | Refusal:
         """Start the loop for one function (by `qualname`, else the one holding the 0-based `line`) in the
-        background: the answer of `workspace/executeCommand`, or why no run can start. The engine's process
-        parses the text; this process only waits for its answer."""
+        background: the answer of `workspace/executeCommand`, or why no run can start. The server's outline
+        names the function (`targets`), and the engine's process parses the text meanwhile; when the outline
+        cannot tell, the answer waits for the engine's process."""
         await self._configuration.ready.wait()
-        settings = self._configuration.settings_for(uri)
+        found = find_target(self._documents, uri, text, qualname, line, mode)
+        if isinstance(found, Refusal):
+            return found
         request = StartRequest(
-            uri=uri, path=document_path(uri), text=text, qualname=qualname, line=line, mode=mode,
-            settings=settings, project_anchor=self._configuration.project_anchor(uri),
+            uri=uri, path=document_path(uri), text=text, qualname=found.qualname if found else qualname,
+            line=line, mode=mode, settings=self._configuration.settings_for(uri),
+            project_anchor=self._configuration.project_anchor(uri),
         )
-        try:
-            remote = await self._engine_process.start(request)
-            answer = await remote.resolved
-        except EngineGone as error:
-            message = f"nothing was started: {error}; try again."
-            show(self._server, message, types.MessageType.Error)
-            return {"status": "error", "message": message}
-        if isinstance(answer, Refusal):
-            return answer
-        capsule = answer
-        key = (uri, capsule.qualname)
-        if key in self._runs:
-            remote.drop()
-            message = f"`{capsule.name}` is already being worked on; cancel that run first."
-            show(self._server, message, types.MessageType.Warning)
-            return {"status": "busy", "message": message}
-        run = Run(uri, capsule.qualname, capsule.name, mode, remote=remote)
-        self._runs[key] = run
+        if found is not None and (busy := self._busy(uri, found.qualname, found.name)):
+            return busy
+        remote = self._engine_process.start(request)
+        if found is None:
+            try:
+                answer = await remote.resolved
+            except EngineGone as error:
+                message = f"nothing was started: {error}; try again."
+                show(self._server, message, types.MessageType.Error)
+                return {"status": "error", "message": message}
+            if isinstance(answer, Refusal):
+                return answer
+            if busy := self._busy(uri, answer.qualname, answer.name):
+                remote.drop()
+                return busy
+            found = answer
+        run = Run(uri, found.qualname, found.name, mode, remote)
+        self._runs[(uri, found.qualname)] = run
         remote.go()
-        self._background(self._run(run, request, capsule, str(settings.model or "")))
-        return {"status": "started", "runId": run.id, "message": run_title(mode, capsule.name)}
+        self._background(self._run(run, request, str(request.settings.model or "")))
+        return {"status": "started", "runId": run.id, "message": run_title(mode, found.name)}
 
-    async def _run(
-        self, run: Run, started_from: StartRequest, capsule: Capsule, model: str
-    ) -> dict[str, Any]:
+    def _busy(self, uri: str, qualname: str, name: str) -> dict[str, Any] | None:
+        if (uri, qualname) not in self._runs:
+            return None
+        message = f"`{name}` is already being worked on; cancel that run first."
+        show(self._server, message, types.MessageType.Warning)
+        return {"status": "busy", "message": message}
+
+    async def _run(self, run: Run, started_from: StartRequest, model: str) -> dict[str, Any]:
         key = (run.uri, run.qualname)
         progress = RunProgress(self._server)
         try:
-            title = run_title(run.mode, capsule.name)
+            title = run_title(run.mode, run.name)
             await progress.begin(title, "starting")
             run.progress_token = progress.token
             if progress.token is None:
                 show(self._server, f"{title}… (to stop it: the code action on it again)")
             self._status("generating", title, run)
-            if run.cancel.is_set():
+            capsule = await _resolved(run)
+            if capsule is None or run.cancel.is_set():
                 return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
+            if isinstance(capsule, Refusal):  # what only the whole module's parse finds
+                return self._finish(run, progress, "error", capsule.ended(title))
             loop = asyncio.get_running_loop()
 
             def deliver(item: Any) -> None:
                 loop.call_soon_threadsafe(run.queue.put_nowait, item)
 
-            assert run.remote is not None
             loop.run_in_executor(self._threads, _pump, run.remote.events(), deliver)
             return await self._follow(run, started_from, capsule, progress, model)
+        except EngineGone as gone:
+            return self._finish(run, progress, "error", _gone(run, gone))
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging
             log(self._server, f"`{run.name}`: internal error: {exc!r}", types.MessageType.Error)
             return self._finish(run, progress, "error", f"`{run.name}`: internal error ({exc})")
@@ -234,8 +272,7 @@ class Runs:
                 # The engine notices the cancel between tokens or attempts and ends on its own.
                 return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
             if isinstance(item, EngineGone):
-                message = f"`{run.name}`: {item} (killed or crashed); run it again."
-                return self._finish(run, progress, "error", message)
+                return self._finish(run, progress, "error", _gone(run, item))
             if isinstance(item, Exception):
                 return self._finish(run, progress, "error", f"the loop stopped: {item}")
             if isinstance(item, Finished):
@@ -277,9 +314,12 @@ class Runs:
         # before the run's last status: a hover right after it shows how the run ended
         told = applied.for_history if applied is not None else ""
         self._attempts.concluded(run.uri, started_from.path, run.id, outcome, told)
-        kept = False
+        measured = None
         if outcome.status in ("passed", "passed_loosely") and (applied is None or applied.state == "applied"):
-            kept = await self._keep_strength(run, started_from, outcome)
+            measured = await _measured(self._server.workspace.position_codec, run, started_from, outcome)
+        if measured is not None:
+            self._strengths.keep(run.uri, measured)
+        kept = measured is not None
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
             log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")
@@ -295,26 +335,6 @@ class Runs:
             summary += (f"; its closest try (attempt {closest.attempt}: {closest.failing}) is offered as the "
                         f"code action \"{closest_title(run.name, closest.attempt)}\"")
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
-
-    async def _keep_strength(self, run: Run, started_from: StartRequest, outcome: Any) -> bool:
-        """Keep what the run found of its result's strength (`outcome.strength`) when it leaves something
-        open (changes survive, an admitted input raises, another passing body disagrees), with the function
-        as the run left it: in the module it produced (the one it started from when it changed nothing)."""
-        if outcome.strength is None or not outcome.strength.loose_ends:
-            return False
-        module = outcome.new_source or started_from.text
-        codec = self._server.workspace.position_codec
-        document = await asyncio.get_running_loop().run_in_executor(
-            None, parse_text, run.uri, None, module, codec
-        )
-        function = document.outline_of(run.qualname)
-        if function is None:
-            return False
-        text = lines_text(document.index, function.first_line, function.end_line)
-        loosely = outcome.status == "passed_loosely"
-        measured = Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
-        self._strengths.keep(run.uri, measured)
-        return True
 
     def closest(self, uri: str, qualname: str) -> Closest | None:
         """The closest try of the last run that gave up on the function, while it can still be applied."""
@@ -394,6 +414,25 @@ class Runs:
             endpoint=self._configuration.endpoint_for(run.uri), code=code,
         )
         return {"status": status, "message": message, "attempts": attempts}
+
+
+async def _measured(
+    codec: PositionCodec, run: Run, started_from: StartRequest, outcome: Any
+) -> Measured | None:
+    """What the run found of its result's strength (`outcome.strength`), to keep when it leaves something
+    open (changes survive, an admitted input raises, another passing body disagrees), with the function as
+    the run left it: in the module it produced (the one it started from when it changed nothing)."""
+    if outcome.strength is None or not outcome.strength.loose_ends:
+        return None
+    module = outcome.new_source or started_from.text
+    loop = asyncio.get_running_loop()
+    document = await loop.run_in_executor(None, parse_text, run.uri, None, module, codec)
+    function = document.outline_of(run.qualname)
+    if function is None:
+        return None
+    text = lines_text(document.index, function.first_line, function.end_line)
+    loosely = outcome.status == "passed_loosely"
+    return Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
 
 
 def _strength_note(name: str, outcome: Any) -> str:

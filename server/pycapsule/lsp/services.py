@@ -71,13 +71,15 @@ class Services:
         strengths = Strengths()
         engine_process = EngineProcess()
         diagnostics = DoctestDiagnostics(server, configuration, engine_process, strengths)
+        documents = Documents(server)
         return cls(
             server=server,
-            documents=Documents(server),
+            documents=documents,
             configuration=configuration,
             engine_process=engine_process,
             attempts=attempts,
-            runs=Runs(server, configuration, engine_process, attempts, changes, diagnostics, strengths),
+            runs=Runs(server, documents, configuration, engine_process, attempts, changes, diagnostics,
+                      strengths),
             diagnostics=diagnostics,
             strengths=strengths,
             changes=changes,
