@@ -127,6 +127,47 @@ async def test_refused_starts_leave_the_engines_process_free_for_the_next_run(
     assert (await editor.run(action.command, 60))["status"] == "passed"
 
 
+FOUR_MORE_STUBS = ADD_STUB + "".join(
+    f'\n\ndef stub_{n}(x):\n    """Stub {n}.\n\n    >>> stub_{n}(1)\n    1\n    """\n    ...\n'
+    for n in range(4)
+)
+
+
+async def test_a_fifth_run_is_followed_while_four_wait_for_the_model(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    """A run's news go from the engine's process's reader thread straight onto the event loop: no thread
+    of the server's waits for a run's events (four did, and a fifth run's events waited for one of them)."""
+    # the four wait for the model that long
+    options = {"pycapsule": {**TEST_OPTIONS["pycapsule"], "requestTimeout": 300, "inactivityTimeout": 300}}
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path), options)
+    try:
+        uri = editor.open("mod.py", FOUR_MORE_STUBS)
+        waiting = []
+        for n in range(4):
+            fake.queue(Hang())
+            generate = types.Command(title="", command="pycapsule.generate",
+                                     arguments=[{"uri": uri, "qualname": f"stub_{n}"}])
+            waiting.append((await editor.execute(generate))["runId"])
+            for _ in range(300):  # until its request is at the model: the next reply is the next run's
+                if len(fake.chat_requests) > n:
+                    break
+                await asyncio.sleep(0.1)
+        fake.queue(ADD_RIGHT)
+        [action] = await editor.code_actions(uri, STUB_LINE)
+
+        end = await editor.run(action.command, 60)
+
+        assert end["status"] == "passed", end
+        assert "return a + b" in editor.text(uri)
+        for run_id in waiting:
+            cancel = types.Command(title="", command="pycapsule.cancel", arguments=[{"runId": run_id}])
+            await editor.execute(cancel)
+            assert (await editor.run_end(run_id, 30))["status"] == "cancelled"
+    finally:
+        await stop_editor(editor)
+
+
 def thread_niceness(pid: int) -> list[int]:
     """The nice value of each thread of process `pid` (field 19 of /proc/PID/task/TID/stat)."""
     values = []

@@ -8,8 +8,9 @@ for its whole duration (hundreds of milliseconds at 20,000 lines).
 shutdown) and the work it carries (`remote`: `RemoteRun`, `RemoteCheck`). A run is `start`ed with the
 document's text as the command saw it, a check (`check`) with the text as it was saved; the host answers
 and the server decides what happens next (`host_messages` has the exchange). One thread sends, in order and
-off the event loop; one reads the host's answers and hands them on. Both ends are this package run by the
-same user, so the socket pair between them carries pickles (`multiprocessing.connection` framing).
+off the event loop; one reads the host's answers and hands them straight to the event loop. Both ends are this
+package run by the same user, so the socket pair between them carries pickles (`multiprocessing.connection`
+framing).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class EngineProcess:
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-engine-send")
 
     def start(self, request: StartRequest) -> RemoteRun:
-        """Hand the run to the host (starting it if needed), without waiting for either: its answer comes in
-        `RemoteRun.resolved` (`EngineGone` when it cannot be sent)."""
+        """Hand the run to the host (starting it if needed), without waiting for either: its answer and events
+        come from `RemoteRun.next` (`Gone` when it cannot be sent)."""
         run = RemoteRun(self.send, f"{os.getpid()}-r{next(self._numbers)}", asyncio.get_running_loop())
         self._hand_over(run, ("start", run.id, request))
         return run

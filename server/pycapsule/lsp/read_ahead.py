@@ -22,7 +22,7 @@ from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.documents import document_path
 from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.host_messages import StartRequest
-from pycapsule.lsp.remote import EngineGone, RemoteRun
+from pycapsule.lsp.remote import Failed, Gone, RemoteRun
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,6 @@ class ReadAhead:
                                project_anchor=self._configuration.project_anchor(uri))
         self._remote = self._engine_process.start(request)
         self._remote.go()  # a refusal (no such stub any more) ends in the host at once
-        try:
-            await self._remote.resolved
-        except EngineGone as error:
-            log.info("pycapsule: no read-ahead: %s", error)
+        news = await self._remote.next()
+        if isinstance(news, Failed | Gone):
+            log.info("pycapsule: no read-ahead: %s", news.reason)

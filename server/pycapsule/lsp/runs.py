@@ -14,8 +14,9 @@ One run per function at a time. A run stops when the user cancels it from the pr
 command; the engine checks the `cancel` event between streamed tokens, between attempts and while the sandbox
 runs a candidate (the job is killed).
 
-`Runs` owns the runs going on (by document and function) and the threads that read their events (at most 4
-at once).
+`Runs` owns the runs going on (by document and function). A run's news (`remote.News`: resolved, the engine's
+events, its end) come from the engine's process's reader thread straight onto the event loop, where the run's
+driver awaits them: no thread of its own, however many runs are under way.
 What the events say is `pycapsule.event_text`'s.
 """
 
@@ -24,9 +25,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +45,7 @@ from pycapsule.lsp.host_messages import Mode, Refusal, StartRequest
 from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import closest_title, run_title
-from pycapsule.lsp.remote import EngineGone, RemoteRun
+from pycapsule.lsp.remote import Done, Event, Failed, Gone, RemoteRun, Resolved, Stopped
 from pycapsule.lsp.status import State, log, send_status, show
 from pycapsule.lsp.strength import Measured, Strengths
 from pycapsule.lsp.targets import find_target
@@ -71,10 +69,6 @@ class _Kept:
     run_id: str
 
 
-_STOP = object()
-"""Put on a run's queue when the user cancels, so the run ends even if the engine is stuck in a call."""
-
-
 _run_numbers = itertools.count(1)
 
 
@@ -86,47 +80,21 @@ class Run:
     mode: Mode
     remote: RemoteRun
     id: str = field(default_factory=lambda: f"{os.getpid()}-{next(_run_numbers)}")
-    cancel: threading.Event = field(default_factory=threading.Event)
+    stopped: bool = False
     progress_token: str | None = None
-    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
     def stop(self) -> None:
-        """Called on the event loop: tells the engine's process and the run's driver."""
-        if not self.cancel.is_set():
-            self.cancel.set()
+        """Called on the event loop: tells the engine's process, and the run's driver at once (`Stopped`)."""
+        if not self.stopped:
+            self.stopped = True
             self.remote.cancel()
-            self.queue.put_nowait(_STOP)
 
 
-async def _resolved(run: Run) -> Capsule | Refusal | None:
-    """The target's capsule as the engine's process built it, or its refusal; None when the run was cancelled
-    first. Raises `EngineGone`."""
-    resolved = run.remote.resolved
-
-    def answered(future: asyncio.Future[Capsule | Refusal]) -> None:
-        if not future.cancelled():
-            future.exception()  # retrieved, even when the run no longer waits for it
-        run.queue.put_nowait(future)
-
-    resolved.add_done_callback(answered)
-    if await run.queue.get() is _STOP:
-        return None
-    return resolved.result()
-
-
-def _gone(run: Run, gone: EngineGone) -> str:
-    return f"`{run.name}`: {gone} (killed or crashed); run it again."
-
-
-def _pump(events: Iterator[Any], deliver: Callable[[Any], None]) -> None:
-    """Runs in a worker thread: every event of the engine's loop is handed to the event loop."""
-    try:
-        for event in events:
-            deliver(event)
-    except Exception as exc:  # the engine promises events, not exceptions; keep the editor informed anyway
-        deliver(exc)
-    finally:
-        deliver(None)
+def _why(news: Done | Failed | Gone | Stopped) -> str:
+    """Why the host answered the start with no `Resolved`, as the end of a sentence."""
+    if isinstance(news, Failed | Gone):
+        return news.reason
+    return "the engine's process ended the run unresolved" if isinstance(news, Done) else "cancelled"
 
 
 class Runs:
@@ -152,7 +120,6 @@ class Runs:
         self._runs: dict[tuple[str, str], Run] = {}
         self._closest: dict[tuple[str, str], _Kept] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pycapsule-run")
 
     @property
     def count(self) -> int:
@@ -182,7 +149,6 @@ class Runs:
     def shutdown(self) -> None:
         """Stop the runs (the engine's process, which has them, is closed after: `Services.close`)."""
         self.cancel()
-        self._threads.shutdown(wait=False, cancel_futures=True)
 
     async def start(
         self, uri: str, text: str, qualname: str | None, line: int | None, mode: Mode
@@ -202,24 +168,23 @@ class Runs:
         )
         if found is not None and (busy := self._busy(uri, found.qualname, found.name)):
             return busy
-        remote = self._engine_process.start(request)
+        remote, capsule = self._engine_process.start(request), None
         if found is None:
-            try:
-                answer = await remote.resolved
-            except EngineGone as error:
-                message = f"nothing was started: {error}; try again."
+            news = await remote.next()
+            if not isinstance(news, Resolved):
+                message = f"nothing was started: {_why(news)}; try again."
                 show(self._server, message, types.MessageType.Error)
                 return {"status": "error", "message": message}
-            if isinstance(answer, Refusal):
-                return answer
-            if busy := self._busy(uri, answer.qualname, answer.name):
+            if isinstance(news.answer, Refusal):
+                return news.answer
+            if busy := self._busy(uri, news.answer.qualname, news.answer.name):
                 remote.drop()
                 return busy
-            found = answer
+            found = capsule = news.answer
         run = Run(uri, found.qualname, found.name, mode, remote)
         self._runs[(uri, found.qualname)] = run
         remote.go()
-        self._background(self._run(run, request, str(request.settings.model or "")))
+        self._background(self._run(run, request, capsule, str(request.settings.model or "")))
         return {"status": "started", "runId": run.id, "message": run_title(mode, found.name)}
 
     def _busy(self, uri: str, qualname: str, name: str) -> dict[str, Any] | None:
@@ -229,7 +194,10 @@ class Runs:
         show(self._server, message, types.MessageType.Warning)
         return {"status": "busy", "message": message}
 
-    async def _run(self, run: Run, started_from: StartRequest, model: str) -> dict[str, Any]:
+    async def _run(
+        self, run: Run, started_from: StartRequest, capsule: Capsule | None, model: str
+    ) -> dict[str, Any]:
+        """Drive the run to its end; `capsule`: the target's, once the engine's process has resolved it."""
         key = (run.uri, run.qualname)
         progress = RunProgress(self._server)
         try:
@@ -239,20 +207,7 @@ class Runs:
             if progress.token is None:
                 show(self._server, f"{title}… (to stop it: the code action on it again)")
             self._status("generating", title, run)
-            capsule = await _resolved(run)
-            if capsule is None or run.cancel.is_set():
-                return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
-            if isinstance(capsule, Refusal):  # what only the whole module's parse finds
-                return self._finish(run, progress, "error", capsule.ended(title))
-            loop = asyncio.get_running_loop()
-
-            def deliver(item: Any) -> None:
-                loop.call_soon_threadsafe(run.queue.put_nowait, item)
-
-            loop.run_in_executor(self._threads, _pump, run.remote.events(), deliver)
             return await self._follow(run, started_from, capsule, progress, model)
-        except EngineGone as gone:
-            return self._finish(run, progress, "error", _gone(run, gone))
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging
             log(self._server, f"`{run.name}`: internal error: {exc!r}", types.MessageType.Error)
             return self._finish(run, progress, "error", f"`{run.name}`: internal error ({exc})")
@@ -260,21 +215,24 @@ class Runs:
             self._runs.pop(key, None)
 
     async def _follow(
-        self, run: Run, started_from: StartRequest, capsule: Capsule, progress: RunProgress, model: str
+        self, run: Run, started_from: StartRequest, capsule: Capsule | None, progress: RunProgress, model: str
     ) -> dict[str, Any]:
+        """The run's news from the engine's process, as they come, turned into progress and status."""
         # Imported on first use: the loop pulls in the openai client, seconds of start-up on a busy machine.
         from pycapsule.events import AttemptFinished, AttemptStarted, Finished, TokensStreamed
 
         outcome, max_attempts = None, 0
         attempt_mode = run.mode
-        while (item := await run.queue.get()) is not None:
-            if item is _STOP:
-                # The engine notices the cancel between tokens or attempts and ends on its own.
-                return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
-            if isinstance(item, EngineGone):
-                return self._finish(run, progress, "error", _gone(run, item))
-            if isinstance(item, Exception):
-                return self._finish(run, progress, "error", f"the loop stopped: {item}")
+        while not isinstance(news := await run.remote.next(), Done):
+            if isinstance(news, Resolved):
+                if isinstance(news.answer, Refusal):  # what only the whole module's parse finds
+                    title = run_title(run.mode, run.name)
+                    return self._finish(run, progress, "error", news.answer.ended(title))
+                capsule = news.answer
+                continue
+            if not isinstance(news, Event):
+                return self._finish(run, progress, *_ended(run, news))
+            item = news.event
             if isinstance(item, Finished):
                 outcome = item.outcome
                 continue
@@ -291,7 +249,7 @@ class Runs:
                     if started_from.path is None:
                         self._attempts.remember_unsaved(run.uri, run.qualname, run_id=run.id,
                                                         mode=attempt_mode, model=model, finished=item)
-        if outcome is None:
+        if outcome is None or capsule is None:
             return self._finish(run, progress, "error", "the loop ended without an outcome")
         return await self._conclude(run, started_from, capsule, outcome, progress)
 
@@ -414,6 +372,15 @@ class Runs:
             endpoint=self._configuration.endpoint_for(run.uri), code=code,
         )
         return {"status": status, "message": message, "attempts": attempts}
+
+
+def _ended(run: Run, news: Failed | Gone | Stopped) -> tuple[str, str]:
+    """The status and message of a run that ends before its outcome."""
+    if isinstance(news, Stopped):  # the engine notices the cancel between tokens or attempts, and ends
+        return "cancelled", event_text.cancelled(run.name)
+    if isinstance(news, Gone):
+        return "error", f"`{run.name}`: {news.reason} (killed or crashed); run it again."
+    return "error", f"the loop stopped: {news.reason}"
 
 
 async def _measured(
