@@ -111,15 +111,18 @@ async def test_quick_fix_for_a_diagnostic_sent_back_without_its_source(editor: E
 BROKEN_ELSEWHERE = ADD_STUB + "\n\ndef half(x):\n    return (x /\n"
 
 
-async def test_a_syntax_error_elsewhere_offers_the_same_actions_and_explains_the_refusal(editor: Editor):
+async def test_a_syntax_error_elsewhere_offers_the_same_actions_and_the_run_ends_saying_why(editor: Editor):
     uri = editor.open("mod.py", BROKEN_ELSEWHERE)
     stub = line_of(BROKEN_ELSEWHERE, "    ...\n")
     [action] = await editor.code_actions(uri, stub)
     assert action.title == "Generate & self-debug"
 
-    answer = await editor.execute(action.command)  # parses the whole module
+    answer = await editor.execute(action.command)  # answered from the function's own definition
+    assert answer["status"] == "started", answer
+    end = await editor.run_end(answer["runId"], 30)  # the engine's process parses the whole module
 
-    assert answer["status"] == "error" and "does not parse" in answer["message"], answer
+    assert end["status"] == "error" and "did not start: the file does not parse" in end["message"], end
+    assert "\n" not in end["message"], "one sentence"
     assert any("does not parse" in m for m in editor.messages())
     [again] = await editor.code_actions(uri, stub)
     assert again.title == "Generate & self-debug", "the same answer whatever was parsed before"

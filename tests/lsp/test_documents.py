@@ -3,6 +3,7 @@ capsules do, and the local outline (one definition parsed alone) agrees with the
 
 from __future__ import annotations
 
+import pytest
 from pycapsule.capsule import read_capsules
 from pycapsule.lsp.documents import local_outline, parse_text
 from pygls.workspace.position_codec import PositionCodec
@@ -62,12 +63,16 @@ def test_name_positions():
         assert line[function.name_column :].startswith(function.name), function
 
 
-def test_the_local_outline_finds_the_same_function_at_every_line():
-    document = parse_text("file:///m.py", 1, MODULE, PositionCodec())
-    for line0 in range(len(MODULE.splitlines())):
-        local = local_outline(MODULE, document.index, line0)
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_the_local_outline_finds_the_same_function_at_every_line(line_end: str):
+    text = MODULE.replace("\n", line_end)
+    document = parse_text("file:///m.py", 1, text, PositionCodec())
+    isolated = 0
+    for line0 in range(len(MODULE.splitlines()) + 1):
+        local = local_outline(text, line0)
         if local is None:
             continue  # could not isolate the definition: the caller parses the whole module
+        isolated += 1
         expected = document.outline_at_line(line0)
         found = max(
             (f for f in local if f.first_line <= line0 + 1 <= f.end_line),
@@ -75,9 +80,10 @@ def test_the_local_outline_finds_the_same_function_at_every_line():
             default=None,
         )
         assert found == expected, (line0, MODULE.splitlines()[line0])
+        assert all(f in document.outline for f in local), (line0, local)
+    assert isolated == 24, "the lines of the module's top-level definitions"
 
 
 def test_the_local_outline_gives_up_inside_a_string_that_reaches_column_0():
-    document = parse_text("file:///m.py", 1, MODULE, PositionCodec())
     line0 = MODULE.splitlines().index("def not_a_function():")
-    assert local_outline(MODULE, document.index, line0) is None
+    assert local_outline(MODULE, line0) is None

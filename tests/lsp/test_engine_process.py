@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from pycapsule.lsp.engine_host import RESOLVE_NICENESS
+from pycapsule.lsp.engine_host import RESOLVE_NICENESS, RUN_THREADS
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.fakes.openai_server import Hang
 from tests.lsp.conftest import TEST_OPTIONS
@@ -78,6 +79,93 @@ async def test_the_run_happens_in_the_engines_process_and_a_killed_one_is_replac
     assert "return a + b" in editor.text(uri)
     [replacement] = engine_processes(editor.client._server.pid)
     assert replacement != host
+
+
+async def the_host(editor: Editor) -> int:
+    """The engine's process, once there is one (the doctest check of a file just opened starts it)."""
+    for _ in range(300):
+        if found := engine_processes(editor.client._server.pid):
+            return found[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError("no engine's process was started")
+
+
+async def test_a_start_answers_and_requests_behind_it_answer_while_the_engines_process_cannot(
+    editor: Editor, fake: ScriptedModel
+):
+    """The start's answer names the run from the server's own outline: it does not wait for the engine's
+    process, which parses the module and builds the capsule after it (issue 67)."""
+    uri = editor.open("mod.py", ADD_STUB)
+    host = await the_host(editor)
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    os.kill(host, signal.SIGSTOP)  # it can neither read the start nor answer it
+    try:
+        answer = await asyncio.wait_for(editor.execute(action.command), 10)
+        [cancel] = await asyncio.wait_for(editor.code_actions(uri, STUB_LINE), 10)
+    finally:
+        os.kill(host, signal.SIGCONT)
+
+    assert answer["status"] == "started" and answer["message"] == "Generating `add`", answer
+    assert cancel.title == "Cancel generating `add`", "the run is under way for the editor"
+    fake.queue(ADD_RIGHT)
+    assert (await editor.run_end(answer["runId"], 60))["status"] == "passed"
+    assert "return a + b" in editor.text(uri)
+
+
+async def test_refused_starts_leave_the_engines_process_free_for_the_next_run(
+    editor: Editor, fake: ScriptedModel
+):
+    uri = editor.open("mod.py", ADD_STUB)
+    nowhere = types.Command(title="", command="pycapsule.generate",
+                            arguments=[{"uri": uri, "qualname": "nope"}])
+    for _ in range(RUN_THREADS):  # as many as the engine's process runs at once
+        with pytest.raises(JsonRpcInvalidParams):  # only the engine's process words it: it parses the file
+            await editor.execute(nowhere)
+
+    fake.queue(ADD_RIGHT)
+    [action] = await editor.code_actions(uri, STUB_LINE)
+    assert (await editor.run(action.command, 60))["status"] == "passed"
+
+
+FOUR_MORE_STUBS = ADD_STUB + "".join(
+    f'\n\ndef stub_{n}(x):\n    """Stub {n}.\n\n    >>> stub_{n}(1)\n    1\n    """\n    ...\n'
+    for n in range(4)
+)
+
+
+async def test_a_fifth_run_is_followed_while_four_wait_for_the_model(
+    fake: ScriptedModel, project: Path, tmp_path: Path
+):
+    """A run's news go from the engine's process's reader thread straight onto the event loop: no thread
+    of the server's waits for a run's events (four did, and a fifth run's events waited for one of them)."""
+    # the four wait for the model that long
+    options = {"pycapsule": {**TEST_OPTIONS["pycapsule"], "requestTimeout": 300, "inactivityTimeout": 300}}
+    editor = await start_editor("visual-studio-code", project, server_env(fake.base_url, tmp_path), options)
+    try:
+        uri = editor.open("mod.py", FOUR_MORE_STUBS)
+        waiting = []
+        for n in range(4):
+            fake.queue(Hang())
+            generate = types.Command(title="", command="pycapsule.generate",
+                                     arguments=[{"uri": uri, "qualname": f"stub_{n}"}])
+            waiting.append((await editor.execute(generate))["runId"])
+            for _ in range(300):  # until its request is at the model: the next reply is the next run's
+                if len(fake.chat_requests) > n:
+                    break
+                await asyncio.sleep(0.1)
+        fake.queue(ADD_RIGHT)
+        [action] = await editor.code_actions(uri, STUB_LINE)
+
+        end = await editor.run(action.command, 60)
+
+        assert end["status"] == "passed", end
+        assert "return a + b" in editor.text(uri)
+        for run_id in waiting:
+            cancel = types.Command(title="", command="pycapsule.cancel", arguments=[{"runId": run_id}])
+            await editor.execute(cancel)
+            assert (await editor.run_end(run_id, 30))["status"] == "cancelled"
+    finally:
+        await stop_editor(editor)
 
 
 def thread_niceness(pid: int) -> list[int]:

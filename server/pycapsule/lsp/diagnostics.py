@@ -252,7 +252,7 @@ class DoctestDiagnostics:
             source = self._server.workspace.get_text_document(uri)
             text, version, path = source.source, source.version, document_path(uri)
             request = CheckRequest(uri, path, text, settings, self._configuration.project_anchor(uri))
-            remote = await self._engine_process.check(request)
+            remote = self._engine_process.check(request)
             stop.follow(remote)
             try:
                 plan = await remote.planned

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
@@ -33,6 +33,7 @@ from pycapsule.lsp.positions import LineIndex
 from pycapsule.parsing import parse_source
 
 _DEF_KEYWORD = re.compile(r"(?:async\s+)?def\s+")
+_NEXT_LINE = re.compile(r"\r\n|\r|\n")
 _DEFINITION_START = re.compile(r"@|def\s|async\s+def\s|class\s")
 
 
@@ -89,9 +90,7 @@ class ParsedDocument:
 
     def outline_at_line(self, line0: int) -> CapsuleOutline | None:
         """The innermost function whose lines (decorators to last body line) hold the 0-based line."""
-        line = line0 + 1
-        inside = [f for f in self.outline if f.first_line <= line <= f.end_line]
-        return max(inside, key=lambda f: f.first_line, default=None)
+        return innermost(self.outline, line0)
 
     def outline_named_at(self, line0: int, character: int) -> CapsuleOutline | None:
         for function in self.outline:
@@ -118,35 +117,70 @@ class ParsedDocument:
         return next((c for c in self.capsules() if c.qualname == qualname), None)
 
 
-def _starts_statement(line: str) -> bool:
-    return bool(line) and not line[0].isspace() and not line.startswith("#")
+def innermost(outline: tuple[CapsuleOutline, ...], line0: int) -> CapsuleOutline | None:
+    """The innermost function of `outline` whose lines (decorators to last body line) hold the 0-based
+    line."""
+    line = line0 + 1
+    inside = [f for f in outline if f.first_line <= line <= f.end_line]
+    return max(inside, key=lambda f: f.first_line, default=None)
 
 
-def local_outline(text: str, index: LineIndex, line0: int) -> tuple[CapsuleOutline, ...] | None:
+_LINE_TEXT = re.compile(r"[^\r\n]*")
+_LAST_STATEMENT = re.compile(r"(?s:.*)(?:\A|[\r\n])(?=[^\s#])")
+"""Up to the start of the last line before `endpos` that starts a statement: not indented, not a comment."""
+_NEXT_STATEMENT = re.compile(r"(?:\r\n|\r|\n)(?=[^\s#])")
+
+
+def _line_start(text: str, line0: int) -> int | None:
+    """The offset of the 0-based line (None: past the text's last line), without indexing every line."""
+    if line0 == 0:
+        return 0
+    lines = r"(?:[^\r\n]*+(?:\r\n?|\n))" if "\r" in text else r"(?:[^\n]*+\n)"  # the second 4 x faster
+    found = re.compile(rf"{lines}{{{line0}}}").match(text)
+    return found.end() if found else None
+
+
+def _line_before(text: str, start: int) -> int:
+    """The offset of the line before the one at `start` (> 0)."""
+    end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
+    return max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+
+
+def line_ends(text: str, start: int, end: int) -> int:
+    """How many lines end between the offsets `start` and `end` (LSP's line ends)."""
+    returns = text.count("\r", start, end)
+    return text.count("\n", start, end) + returns - (text.count("\r\n", start, end) if returns else 0)
+
+
+def local_outline(text: str, line0: int) -> tuple[CapsuleOutline, ...] | None:
     """The functions of the top-level definition holding `line0`, parsed on their own: what a code
-    action right after an edit needs, at a fraction of a whole-module parse. None when the definition
-    cannot be isolated (the caller then parses the whole module)."""
-    lines = len(index.starts)
-    start = min(line0, lines - 1)
-    while start >= 0 and not _starts_statement(index.line_text(start)):
-        start -= 1
-    while start > 0 and index.line_text(start - 1).startswith("@"):
-        start -= 1
-    if start < 0 or not _DEFINITION_START.match(index.line_text(start)):
+    action right after an edit needs, at a fraction of a whole-module parse, and without indexing the whole
+    text's lines. None when the definition cannot be isolated (the caller then parses the whole module)."""
+    first = _line_start(text, line0)
+    statement = _LAST_STATEMENT.match(text, 0, first + 1) if first is not None else None
+    if first is None or statement is None:
+        return None
+    start = statement.end()
+    while start > 0 and text.startswith("@", before := _line_before(text, start)):
+        start = before
+    if not _DEFINITION_START.match(_LINE_TEXT.match(text, start).group()):
         return None
     header = start
-    while header < lines and index.line_text(header).startswith("@"):
-        header += 1
-    end = max(header, line0) + 1
-    while end < lines and not _starts_statement(index.line_text(end)):
-        end += 1
-    chunk = text[index.starts[start] : index.starts[end] if end < lines else len(text)]
+    while text.startswith("@", header) and (after := _NEXT_LINE.search(text, header)) is not None:
+        header = after.end()
+    following = _NEXT_STATEMENT.search(text, max(header, first))
+    chunk = text[start : following.end() if following else len(text)]
     try:
         module = parse_source(chunk)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    ast.increment_lineno(module, start)
-    return _outline(module, index)
+    above = line0 - line_ends(text, start, first)  # the lines above the chunk
+    return tuple(_moved(function, above) for function in _outline(module, LineIndex(chunk)))
+
+
+def _moved(function: CapsuleOutline, lines: int) -> CapsuleOutline:
+    return replace(function, first_line=function.first_line + lines, end_line=function.end_line + lines,
+                   name_line=function.name_line + lines)
 
 
 def document_path(uri: str) -> Path | None:
@@ -182,6 +216,11 @@ class Documents:
         self._latest[uri] = parsed
         return parsed
 
+    def current(self, uri: str, text: str) -> ParsedDocument | None:
+        """The whole document's parse, when the latest one is of `text` (nothing is parsed)."""
+        cached = self._latest.get(uri)
+        return cached if cached is not None and cached.text == text else None
+
     def near(self, uri: str, line0: int) -> ParsedDocument:
         """For requests about one position: the latest parse when it is current, else only the
         definition around `line0` (falling back to a whole parse when that cannot be isolated).
@@ -194,12 +233,12 @@ class Documents:
                 return cached
             # A syntax error elsewhere: the definition around `line0` may still parse on its own,
             # and the answer must not depend on whether the whole module was parsed before.
-            outline = local_outline(text, cached.index, line0) or ()
+            outline = local_outline(text, line0) or ()
             return ParsedDocument(
                 cached.uri, cached.version, text, cached.path, cached.index, outline, cached.syntax_error
             )
         index = LineIndex(text, self._server.workspace.position_codec)
-        outline = local_outline(text, index, line0)
+        outline = local_outline(text, line0)
         if outline is None:
             return self.parsed(uri)
         return ParsedDocument(uri, document.version, text, document_path(uri), index, outline, None)

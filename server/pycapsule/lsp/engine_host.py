@@ -4,9 +4,10 @@ of the server: the runs and the doctest checks, with one engine per project root
 sandbox per root, one history handle).
 
 Every run gets a thread of a pool: it parses the document, finds the target and answers ("resolved", id,
-capsule | Refusal); on "go" it runs the engine's loop and sends each event, then "done", or ("failed", id,
-text) if the engine broke its promise of events. Doctest checks queue on one thread of their own (one at a
-time, so they do not compete for the sandbox): each parses its module and answers ("planned", id, plan); on
+capsule | Refusal), a refusal followed by "done"; on "go" (which may have come first) it runs the engine's
+loop and sends each event, then "done", or ("failed", id, text) if the engine broke its promise of events.
+Doctest checks queue on one thread of their own (one at a time, so they do not compete for the sandbox): each
+parses its module and answers ("planned", id, plan); on
 "go" the functions named run (`doctest_check`) and ("checked", id, outcome) follows, then "done".
 "cancel" stops a run or a check, "drop" forgets one not yet let go, "close" ends the process.
 """
@@ -27,10 +28,9 @@ from pygls.workspace.position_codec import PositionCodec
 from pycapsule.capsule import Capsule, CapsuleError, no_such_function
 from pycapsule.config import project_root
 from pycapsule.lsp.doctest_check import plan_check, run_check
-from pycapsule.lsp.documents import CapsuleOutline, parse_text
+from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
 from pycapsule.lsp.engine_pool import EnginePool
-from pycapsule.lsp.host_messages import CheckRequest, Refusal, StartRequest
-from pycapsule.lsp.protocol import CMD_SELF_DEBUG
+from pycapsule.lsp.host_messages import CheckRequest, Refusal, StartRequest, has_a_body
 
 if TYPE_CHECKING:
     from pycapsule.engine import Engine
@@ -44,29 +44,40 @@ def resolve(request: StartRequest) -> Capsule | Refusal:
     if document.syntax_error is not None:
         # The doctests import the whole module, so nothing can run until the file parses again.
         reason = document.syntax_error.message
-        return Refusal("syntax", f"nothing was started: the file does not parse ({reason}); fix that first.")
-    function: CapsuleOutline | None
-    if request.qualname is not None:
-        function = document.outline_of(request.qualname)
-        if function is None:
-            known = (function.qualname for function in document.outline)
-            sentence = no_such_function(request.qualname, request.path or request.uri, known)
-            return Refusal("target", sentence[:1].upper() + sentence[1:])
-    else:
-        function = document.outline_at_line(request.line or 0)
-        if function is None:
-            line = (request.line or 0) + 1
-            return Refusal("target", f"There is no function at line {line} of {request.uri}.")
+        return Refusal("syntax", f"the file does not parse ({reason}); fix that first")
+    function = _target(document, request)
+    if isinstance(function, Refusal):
+        return function
     if request.mode in ("generate", "read_ahead") and not function.is_stub:
-        return Refusal("target", f"`{function.name}` already has a body; use {CMD_SELF_DEBUG} to debug it.")
+        return has_a_body(function.name)
     try:
         capsule = document.capsule(function.qualname)
     except CapsuleError as error:
         return Refusal("target", error.message)
     if capsule is None:
-        return Refusal("target", f"There is no function `{function.qualname}` in {request.uri}.")
+        return Refusal("target", f"there is no function `{function.qualname}` in {request.uri}")
     return capsule
 
+
+def _target(document: ParsedDocument, request: StartRequest) -> CapsuleOutline | Refusal:
+    if request.line is not None:
+        function = document.outline_at_line(request.line)
+        where = f"line {request.line + 1} of {request.uri}"
+        if function is None:
+            return Refusal("target", f"there is no function at {where}")
+        if request.qualname is not None and function.qualname != request.qualname:
+            return Refusal("target", f"`{request.qualname}` is not a function at {where}")
+        return function
+    qualname = request.qualname or ""
+    function = document.outline_of(qualname)
+    if function is None:
+        known = (function.qualname for function in document.outline)
+        return Refusal("target", no_such_function(qualname, request.path or request.uri, known))
+    return function
+
+
+RUN_THREADS = 8
+"""Runs (and read-aheads) under way at once in the host; more wait for a thread."""
 
 RESOLVE_NICENESS = 10
 """How much lower than the host's own the priority of a start's parse is (nice values, up to 19)."""
@@ -112,7 +123,7 @@ class Host:
         self._work: dict[str, _Work] = {}
         # Threads that outlive their runs: a sandbox started on a thread dies with it (the parent-death
         # signal follows the thread that started it), and the engines keep their sandboxes warm.
-        self._threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="pycapsule-run")
+        self._threads = ThreadPoolExecutor(max_workers=RUN_THREADS, thread_name_prefix="pycapsule-run")
         # A start's parse gives way to the editor: the server and the editor, answering the user's next
         # request, wake while it runs (docs/server.md, "A run's start on a big file"). It gets a thread of
         # its own so that nothing a run starts (sandboxes, the model) inherits the lower priority.
@@ -162,7 +173,8 @@ class Host:
         try:
             answer = self._resolver.submit(resolve, request).result()
             self._send(("resolved", run_id, answer))
-            run.decided.wait()
+            if not isinstance(answer, Refusal):
+                run.decided.wait()  # a refusal needs no word from the server: nothing would run
             if isinstance(answer, Refusal) or not run.go or run.cancel.is_set():
                 self._send(("done", run_id))
                 return

@@ -8,8 +8,9 @@ for its whole duration (hundreds of milliseconds at 20,000 lines).
 shutdown) and the work it carries (`remote`: `RemoteRun`, `RemoteCheck`). A run is `start`ed with the
 document's text as the command saw it, a check (`check`) with the text as it was saved; the host answers
 and the server decides what happens next (`host_messages` has the exchange). One thread sends, in order and
-off the event loop; one reads the host's answers and hands them on. Both ends are this package run by the
-same user, so the socket pair between them carries pickles (`multiprocessing.connection` framing).
+off the event loop; one reads the host's answers and hands them straight to the event loop. Both ends are this
+package run by the same user, so the socket pair between them carries pickles (`multiprocessing.connection`
+framing).
 """
 
 from __future__ import annotations
@@ -42,25 +43,28 @@ class EngineProcess:
         # One sender keeps messages in order and off the event loop (a start carries the whole text).
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pycapsule-engine-send")
 
-    async def start(self, request: StartRequest) -> RemoteRun:
-        """Hand the run to the host (starting it if needed); await `RemoteRun.resolved` for its answer."""
-        loop = asyncio.get_running_loop()
-        run = RemoteRun(self.send, f"{os.getpid()}-r{next(self._numbers)}", loop)
-        await self._hand_over(run, ("start", run.id, request))
+    def start(self, request: StartRequest) -> RemoteRun:
+        """Hand the run to the host (starting it if needed), without waiting for either: its answer and events
+        come from `RemoteRun.next` (`Gone` when it cannot be sent)."""
+        run = RemoteRun(self.send, f"{os.getpid()}-r{next(self._numbers)}", asyncio.get_running_loop())
+        self._hand_over(run, ("start", run.id, request))
         return run
 
-    async def check(self, request: CheckRequest) -> RemoteCheck:
+    def check(self, request: CheckRequest) -> RemoteCheck:
         """Hand the doctest check to the host (starting it if needed); await `RemoteCheck.planned` for its
         plan, then let it go or drop it."""
-        loop = asyncio.get_running_loop()
-        check = RemoteCheck(self.send, f"{os.getpid()}-c{next(self._numbers)}", loop)
-        await self._hand_over(check, ("check", check.id, request))
+        check = RemoteCheck(self.send, f"{os.getpid()}-c{next(self._numbers)}", asyncio.get_running_loop())
+        self._hand_over(check, ("check", check.id, request))
         return check
 
-    async def _hand_over(self, remote: Remote, message: tuple[Any, ...]) -> None:
+    def _hand_over(self, remote: Remote, message: tuple[Any, ...]) -> None:
         with self._lock:
             self._remotes[remote.id] = remote
-        await asyncio.get_running_loop().run_in_executor(self._sender, self._send_first, remote, message)
+        try:
+            self._sender.submit(self._send_first, remote, message)
+        except RuntimeError:  # the sender was shut down: the server is closing
+            self._forget(remote.id)
+            remote.end(EngineGone(_GONE))
 
     def send(self, message: tuple[Any, ...]) -> None:
         # RuntimeError: the sender was shut down (the server is closing): the host is being stopped anyway

@@ -2,9 +2,11 @@
 start and the host's answer to it, and a doctest check's request, plan and outcome. Plain data, pickled
 over the socket between the two (`engine_process`).
 
-A run: the server sends ("start", id, StartRequest); the host answers ("resolved", id, Capsule | Refusal);
-the server lets it ("go", id) or ("drop", id); the host sends ("event", id, event) for each of the engine's
-events, then ("done", id), or ("failed", id, text).
+A run: the server sends ("start", id, StartRequest); the host answers ("resolved", id, Capsule | Refusal)
+(a refusal is followed by ("done", id)); the server lets it ("go", id) or ("drop", id), a "go" possibly sent
+before the answer (the server found the target in its own outline, and the run is under way for the
+editor); the host sends ("event", id, event) for each of the engine's events, then ("done", id), or
+("failed", id, text).
 
 A doctest check: the server sends ("check", id, CheckRequest); the host parses the module and answers
 ("planned", id, CheckPlan); the server, which caches findings by content key, lets the functions it has no
@@ -24,6 +26,7 @@ from pycapsule.capsule import CapsuleError
 from pycapsule.config import Settings
 from pycapsule.lsp.doctest_findings import Finding
 from pycapsule.lsp.documents import CapsuleOutline
+from pycapsule.lsp.protocol import CMD_SELF_DEBUG
 
 Mode = Literal["generate", "fix", "read_ahead"]
 """A run's kind; "read_ahead" reads a stub's first request into the model's cache (lsp/read_ahead.py)."""
@@ -37,9 +40,10 @@ class StartRequest:
     path: Path | None
     text: str
     qualname: str | None
-    """The target by name, or (None) by `line`."""
+    """The target by name (None: by `line`)."""
     line: int | None
-    """0-based line inside the target function."""
+    """0-based line inside the target function (None: by `qualname`); with `qualname` too, the function there
+    must have that name (the server found it so in its outline)."""
     mode: Mode
     settings: Settings
     project_anchor: Path | None
@@ -52,7 +56,28 @@ class Refusal:
     """No run: `kind` "syntax" (the file does not parse) or "target" (no such function; it has a body)."""
 
     kind: Literal["syntax", "target"]
-    message: str
+    reason: str
+    """Why, as the end of a sentence: "the file does not parse (...); fix that first"."""
+
+    @property
+    def message(self) -> str:
+        """One sentence, when it is the start command's answer."""
+        if self.kind == "syntax":
+            return _full_stop(f"nothing was started: {self.reason}")
+        return _full_stop(self.reason[:1].upper() + self.reason[1:])
+
+    def ended(self, title: str) -> str:
+        """One sentence, when it ends a run that was under way for the editor (`title`: `run_title`'s)."""
+        return _full_stop(f"{title} did not start: {self.reason}")
+
+
+def has_a_body(name: str) -> Refusal:
+    """`generate` on a function that is no stub; the server's outline or the engine's process finds it."""
+    return Refusal("target", f"`{name}` already has a body; use {CMD_SELF_DEBUG} to debug it")
+
+
+def _full_stop(sentence: str) -> str:
+    return sentence if sentence.endswith((".", "?", "!")) else sentence + "."
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ the model's client also gives way to any real request between two batches. One r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from pygls.lsp.server import LanguageServer
@@ -23,7 +22,7 @@ from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.documents import document_path
 from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.host_messages import StartRequest
-from pycapsule.lsp.remote import EngineGone, RemoteRun
+from pycapsule.lsp.remote import Failed, Gone, RemoteRun
 
 log = logging.getLogger(__name__)
 
@@ -86,15 +85,8 @@ class ReadAhead:
         request = StartRequest(uri=uri, path=document_path(uri), text=text, qualname=qualname, line=None,
                                mode="read_ahead", settings=settings,
                                project_anchor=self._configuration.project_anchor(uri))
-        try:
-            remote = await self._engine_process.start(request)
-        except EngineGone as error:
-            log.info("pycapsule: no read-ahead: %s", error)
-            return
-        if self._target != target:  # stopped while the request was sent
-            remote.cancel()
-            return
-        self._remote = remote
-        with contextlib.suppress(EngineGone):
-            await remote.resolved
-        remote.go()  # a refusal (no such stub any more) ends in the host at once
+        self._remote = self._engine_process.start(request)
+        self._remote.go()  # a refusal (no such stub any more) ends in the host at once
+        news = await self._remote.next()
+        if isinstance(news, Failed | Gone):
+            log.info("pycapsule: no read-ahead: %s", news.reason)

@@ -1,15 +1,18 @@
 """What the language server holds of the work it handed to the engine's process (`engine_process`): a run
 (`RemoteRun`) or a doctest check (`RemoteCheck`). Each is told what the host sends about it by the reader
-thread of `EngineProcess`, and ends with the host's "done" or "failed", or when the host dies (`EngineGone`).
+thread of `EngineProcess`, which hands it straight to the event loop, and ends with the host's "done" or
+"failed", or when the host dies (`EngineGone`). A run's news are typed (`News`: `Resolved`, `Event`, `Done`,
+`Failed`, `Gone`, `Stopped`) and awaited in order (`RemoteRun.next`); a check's answers settle futures.
 The messages are `host_messages`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
+import contextlib
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pycapsule.capsule import Capsule
@@ -17,7 +20,6 @@ from pycapsule.lsp.host_messages import CheckOutcome, CheckPlan, Refusal
 
 Send = Callable[[tuple[Any, ...]], None]
 _T = TypeVar("_T")
-_DONE = object()
 
 
 class EngineGone(RuntimeError):
@@ -46,7 +48,8 @@ class Remote:
             else:
                 future.set_result(answer)
 
-        self._loop.call_soon_threadsafe(settle)
+        with contextlib.suppress(RuntimeError):  # the event loop is closed: the server is exiting
+            self._loop.call_soon_threadsafe(settle)
 
     # called by the reader thread
     def receive(self, kind: str, payload: Any) -> None:
@@ -56,14 +59,56 @@ class Remote:
         raise NotImplementedError
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """The host's answer to the start: the target's capsule, or why nothing can run."""
+
+    answer: Capsule | Refusal
+
+
+@dataclass(frozen=True)
+class Event:
+    """One of the engine's events (`pycapsule.events`)."""
+
+    event: Any
+
+
+@dataclass(frozen=True)
+class Done:
+    """The host is done with the run: after its last event, or after a refusal, a drop or a cancel."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The host's run raised (the engine broke its promise of events)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Gone:
+    """The engine's process stopped (killed, crashed) or could not be reached: the run is lost."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The server cancelled the run: whoever waits for its news stops waiting at once."""
+
+
+News = Resolved | Event | Done | Failed | Gone | Stopped
+"""What a run's driver on the event loop is told, in the order it happened."""
+
+
 class RemoteRun(Remote):
-    """One run in the host: first resolved (`resolved`), then let `go` or `drop`ped; `events` yields
-    the engine's events (an exception if the host fails) and ends after the last."""
+    """One run in the host: first `Resolved`, then let `go` (possibly before that) or `drop`ped; then the
+    engine's `Event`s and one end (`Done`, `Failed`, `Gone`). The reader thread hands each straight to the
+    event loop: `next` awaits them there, one at a time, with no thread of their own."""
 
     def __init__(self, send: Send, run_id: str, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(send, run_id, loop)
-        self.resolved: asyncio.Future[Capsule | Refusal] = loop.create_future()
-        self._events: queue.Queue[Any] = queue.Queue()
+        self._news: asyncio.Queue[News] = asyncio.Queue()
 
     def go(self) -> None:
         self._send(("go", self.id))
@@ -71,24 +116,29 @@ class RemoteRun(Remote):
     def drop(self) -> None:
         self._send(("drop", self.id))
 
-    def events(self) -> Iterator[Any]:
-        """Blocks between events: call it from a worker thread."""
-        while (item := self._events.get()) is not _DONE:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+    def cancel(self) -> None:
+        """On the event loop: the host stops the run, and `next` answers `Stopped` after what came before."""
+        super().cancel()
+        self._news.put_nowait(Stopped())
+
+    async def next(self) -> News:
+        return await self._news.get()
 
     def receive(self, kind: str, payload: Any) -> None:
         if kind == "resolved":
-            self._settle(self.resolved, payload)
+            self._post(Resolved(payload))
         elif kind == "event":
-            self._events.put(payload)
+            self._post(Event(payload))
 
     def end(self, error: BaseException | None = None) -> None:
-        if error is not None:
-            self._settle(self.resolved, error)
-            self._events.put(error)
-        self._events.put(_DONE)
+        if error is None:
+            self._post(Done())
+        else:
+            self._post(Gone(str(error)) if isinstance(error, EngineGone) else Failed(str(error)))
+
+    def _post(self, news: News) -> None:
+        with contextlib.suppress(RuntimeError):  # the event loop is closed: the server is exiting
+            self._loop.call_soon_threadsafe(self._news.put_nowait, news)
 
 
 class RemoteCheck(Remote):

@@ -2,18 +2,21 @@
 events turned into progress, status notifications and, at the end, one versioned edit.
 
 Starting a run answers at once with the run's id (editors such as eglot wait for a command's answer
-and give up after a few seconds); the end is reported by the progress' end, a message (shown when
-the client has no progress UI or the run did not succeed, else logged) and a last `pycapsule/status`
-that carries the run id and its outcome. A client without progress support also gets a message at
-the start.
+and give up after a few seconds): the server's outline names the function (`targets`), and the engine's
+process parses the module and builds its capsule after the answer; what only that parse finds (the file does
+not parse elsewhere) ends the run. When the outline cannot tell, the answer waits for the engine's process.
+The end is reported by the progress' end, a message (shown when the client has no progress UI or the run
+did not succeed, else logged) and a last `pycapsule/status` that carries the run id and its outcome. A
+client without progress support also gets a message at the start.
 
 One run per function at a time. A run stops when the user cancels it from the progress UI
 (`window/workDoneProgress/cancel`), through the "Cancel ..." code action or the `pycapsule.cancel`
 command; the engine checks the `cancel` event between streamed tokens, between attempts and while the sandbox
 runs a candidate (the job is killed).
 
-`Runs` owns the runs going on (by document and function) and the threads that read their events (at most 4
-at once).
+`Runs` owns the runs going on (by document and function). A run's news (`remote.News`: resolved, the engine's
+events, its end) come from the engine's process's reader thread straight onto the event loop, where the run's
+driver awaits them: no thread of its own, however many runs are under way.
 What the events say is `pycapsule.event_text`'s.
 """
 
@@ -22,14 +25,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule import event_text
 from pycapsule.capsule import Capsule
@@ -38,15 +39,16 @@ from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
-from pycapsule.lsp.documents import document_path, parse_text
+from pycapsule.lsp.documents import Documents, document_path, parse_text
 from pycapsule.lsp.engine_process import EngineProcess
 from pycapsule.lsp.host_messages import Mode, Refusal, StartRequest
 from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.progress import RunProgress
 from pycapsule.lsp.protocol import closest_title, run_title
-from pycapsule.lsp.remote import EngineGone, RemoteRun
+from pycapsule.lsp.remote import Done, Event, Failed, Gone, RemoteRun, Resolved, Stopped
 from pycapsule.lsp.status import State, log, send_status, show
 from pycapsule.lsp.strength import Measured, Strengths
+from pycapsule.lsp.targets import find_target
 
 if TYPE_CHECKING:
     from pycapsule.events import Closest
@@ -67,10 +69,6 @@ class _Kept:
     run_id: str
 
 
-_STOP = object()
-"""Put on a run's queue when the user cancels, so the run ends even if the engine is stuck in a call."""
-
-
 _run_numbers = itertools.count(1)
 
 
@@ -80,36 +78,30 @@ class Run:
     qualname: str
     name: str
     mode: Mode
+    remote: RemoteRun
     id: str = field(default_factory=lambda: f"{os.getpid()}-{next(_run_numbers)}")
-    cancel: threading.Event = field(default_factory=threading.Event)
+    stopped: bool = False
     progress_token: str | None = None
-    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
-    remote: RemoteRun | None = None
 
     def stop(self) -> None:
-        """Called on the event loop: tells the engine's process and the run's driver."""
-        if not self.cancel.is_set():
-            self.cancel.set()
-            if self.remote is not None:
-                self.remote.cancel()
-            self.queue.put_nowait(_STOP)
+        """Called on the event loop: tells the engine's process, and the run's driver at once (`Stopped`)."""
+        if not self.stopped:
+            self.stopped = True
+            self.remote.cancel()
 
 
-def _pump(events: Iterator[Any], deliver: Callable[[Any], None]) -> None:
-    """Runs in a worker thread: every event of the engine's loop is handed to the event loop."""
-    try:
-        for event in events:
-            deliver(event)
-    except Exception as exc:  # the engine promises events, not exceptions; keep the editor informed anyway
-        deliver(exc)
-    finally:
-        deliver(None)
+def _why(news: Done | Failed | Gone | Stopped) -> str:
+    """Why the host answered the start with no `Resolved`, as the end of a sentence."""
+    if isinstance(news, Failed | Gone):
+        return news.reason
+    return "the engine's process ended the run unresolved" if isinstance(news, Done) else "cancelled"
 
 
 class Runs:
     def __init__(
         self,
         server: LanguageServer,
+        documents: Documents,
         configuration: Configuration,
         engine_process: EngineProcess,
         attempts: Attempts,
@@ -118,6 +110,7 @@ class Runs:
         strengths: Strengths,
     ) -> None:
         self._server = server
+        self._documents = documents
         self._configuration = configuration
         self._engine_process = engine_process
         self._attempts = attempts
@@ -127,7 +120,6 @@ class Runs:
         self._runs: dict[tuple[str, str], Run] = {}
         self._closest: dict[tuple[str, str], _Kept] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pycapsule-run")
 
     @property
     def count(self) -> int:
@@ -157,63 +149,64 @@ class Runs:
     def shutdown(self) -> None:
         """Stop the runs (the engine's process, which has them, is closed after: `Services.close`)."""
         self.cancel()
-        self._threads.shutdown(wait=False, cancel_futures=True)
 
     async def start(
         self, uri: str, text: str, qualname: str | None, line: int | None, mode: Mode
     ) -> dict[str, Any] | Refusal:
         """Start the loop for one function (by `qualname`, else the one holding the 0-based `line`) in the
-        background: the answer of `workspace/executeCommand`, or why no run can start. The engine's process
-        parses the text; this process only waits for its answer."""
+        background: the answer of `workspace/executeCommand`, or why no run can start. The server's outline
+        names the function (`targets`), and the engine's process parses the text meanwhile; when the outline
+        cannot tell, the answer waits for the engine's process."""
         await self._configuration.ready.wait()
-        settings = self._configuration.settings_for(uri)
+        found = find_target(self._documents, uri, text, qualname, line, mode)
+        if isinstance(found, Refusal):
+            return found
         request = StartRequest(
-            uri=uri, path=document_path(uri), text=text, qualname=qualname, line=line, mode=mode,
-            settings=settings, project_anchor=self._configuration.project_anchor(uri),
+            uri=uri, path=document_path(uri), text=text, qualname=found.qualname if found else qualname,
+            line=line, mode=mode, settings=self._configuration.settings_for(uri),
+            project_anchor=self._configuration.project_anchor(uri),
         )
-        try:
-            remote = await self._engine_process.start(request)
-            answer = await remote.resolved
-        except EngineGone as error:
-            message = f"nothing was started: {error}; try again."
-            show(self._server, message, types.MessageType.Error)
-            return {"status": "error", "message": message}
-        if isinstance(answer, Refusal):
-            return answer
-        capsule = answer
-        key = (uri, capsule.qualname)
-        if key in self._runs:
-            remote.drop()
-            message = f"`{capsule.name}` is already being worked on; cancel that run first."
-            show(self._server, message, types.MessageType.Warning)
-            return {"status": "busy", "message": message}
-        run = Run(uri, capsule.qualname, capsule.name, mode, remote=remote)
-        self._runs[key] = run
+        if found is not None and (busy := self._busy(uri, found.qualname, found.name)):
+            return busy
+        remote, capsule = self._engine_process.start(request), None
+        if found is None:
+            news = await remote.next()
+            if not isinstance(news, Resolved):
+                message = f"nothing was started: {_why(news)}; try again."
+                show(self._server, message, types.MessageType.Error)
+                return {"status": "error", "message": message}
+            if isinstance(news.answer, Refusal):
+                return news.answer
+            if busy := self._busy(uri, news.answer.qualname, news.answer.name):
+                remote.drop()
+                return busy
+            found = capsule = news.answer
+        run = Run(uri, found.qualname, found.name, mode, remote)
+        self._runs[(uri, found.qualname)] = run
         remote.go()
-        self._background(self._run(run, request, capsule, str(settings.model or "")))
-        return {"status": "started", "runId": run.id, "message": run_title(mode, capsule.name)}
+        self._background(self._run(run, request, capsule, str(request.settings.model or "")))
+        return {"status": "started", "runId": run.id, "message": run_title(mode, found.name)}
+
+    def _busy(self, uri: str, qualname: str, name: str) -> dict[str, Any] | None:
+        if (uri, qualname) not in self._runs:
+            return None
+        message = f"`{name}` is already being worked on; cancel that run first."
+        show(self._server, message, types.MessageType.Warning)
+        return {"status": "busy", "message": message}
 
     async def _run(
-        self, run: Run, started_from: StartRequest, capsule: Capsule, model: str
+        self, run: Run, started_from: StartRequest, capsule: Capsule | None, model: str
     ) -> dict[str, Any]:
+        """Drive the run to its end; `capsule`: the target's, once the engine's process has resolved it."""
         key = (run.uri, run.qualname)
         progress = RunProgress(self._server)
         try:
-            title = run_title(run.mode, capsule.name)
+            title = run_title(run.mode, run.name)
             await progress.begin(title, "starting")
             run.progress_token = progress.token
             if progress.token is None:
                 show(self._server, f"{title}… (to stop it: the code action on it again)")
             self._status("generating", title, run)
-            if run.cancel.is_set():
-                return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
-            loop = asyncio.get_running_loop()
-
-            def deliver(item: Any) -> None:
-                loop.call_soon_threadsafe(run.queue.put_nowait, item)
-
-            assert run.remote is not None
-            loop.run_in_executor(self._threads, _pump, run.remote.events(), deliver)
             return await self._follow(run, started_from, capsule, progress, model)
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging
             log(self._server, f"`{run.name}`: internal error: {exc!r}", types.MessageType.Error)
@@ -222,22 +215,24 @@ class Runs:
             self._runs.pop(key, None)
 
     async def _follow(
-        self, run: Run, started_from: StartRequest, capsule: Capsule, progress: RunProgress, model: str
+        self, run: Run, started_from: StartRequest, capsule: Capsule | None, progress: RunProgress, model: str
     ) -> dict[str, Any]:
+        """The run's news from the engine's process, as they come, turned into progress and status."""
         # Imported on first use: the loop pulls in the openai client, seconds of start-up on a busy machine.
         from pycapsule.events import AttemptFinished, AttemptStarted, Finished, TokensStreamed
 
         outcome, max_attempts = None, 0
         attempt_mode = run.mode
-        while (item := await run.queue.get()) is not None:
-            if item is _STOP:
-                # The engine notices the cancel between tokens or attempts and ends on its own.
-                return self._finish(run, progress, "cancelled", event_text.cancelled(run.name))
-            if isinstance(item, EngineGone):
-                message = f"`{run.name}`: {item} (killed or crashed); run it again."
-                return self._finish(run, progress, "error", message)
-            if isinstance(item, Exception):
-                return self._finish(run, progress, "error", f"the loop stopped: {item}")
+        while not isinstance(news := await run.remote.next(), Done):
+            if isinstance(news, Resolved):
+                if isinstance(news.answer, Refusal):  # what only the whole module's parse finds
+                    title = run_title(run.mode, run.name)
+                    return self._finish(run, progress, "error", news.answer.ended(title))
+                capsule = news.answer
+                continue
+            if not isinstance(news, Event):
+                return self._finish(run, progress, *_ended(run, news))
+            item = news.event
             if isinstance(item, Finished):
                 outcome = item.outcome
                 continue
@@ -254,7 +249,7 @@ class Runs:
                     if started_from.path is None:
                         self._attempts.remember_unsaved(run.uri, run.qualname, run_id=run.id,
                                                         mode=attempt_mode, model=model, finished=item)
-        if outcome is None:
+        if outcome is None or capsule is None:
             return self._finish(run, progress, "error", "the loop ended without an outcome")
         return await self._conclude(run, started_from, capsule, outcome, progress)
 
@@ -277,9 +272,12 @@ class Runs:
         # before the run's last status: a hover right after it shows how the run ended
         told = applied.for_history if applied is not None else ""
         self._attempts.concluded(run.uri, started_from.path, run.id, outcome, told)
-        kept = False
+        measured = None
         if outcome.status in ("passed", "passed_loosely") and (applied is None or applied.state == "applied"):
-            kept = await self._keep_strength(run, started_from, outcome)
+            measured = await _measured(self._server.workspace.position_codec, run, started_from, outcome)
+        if measured is not None:
+            self._strengths.keep(run.uri, measured)
+        kept = measured is not None
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
             log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")
@@ -295,26 +293,6 @@ class Runs:
             summary += (f"; its closest try (attempt {closest.attempt}: {closest.failing}) is offered as the "
                         f"code action \"{closest_title(run.name, closest.attempt)}\"")
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
-
-    async def _keep_strength(self, run: Run, started_from: StartRequest, outcome: Any) -> bool:
-        """Keep what the run found of its result's strength (`outcome.strength`) when it leaves something
-        open (changes survive, an admitted input raises, another passing body disagrees), with the function
-        as the run left it: in the module it produced (the one it started from when it changed nothing)."""
-        if outcome.strength is None or not outcome.strength.loose_ends:
-            return False
-        module = outcome.new_source or started_from.text
-        codec = self._server.workspace.position_codec
-        document = await asyncio.get_running_loop().run_in_executor(
-            None, parse_text, run.uri, None, module, codec
-        )
-        function = document.outline_of(run.qualname)
-        if function is None:
-            return False
-        text = lines_text(document.index, function.first_line, function.end_line)
-        loosely = outcome.status == "passed_loosely"
-        measured = Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
-        self._strengths.keep(run.uri, measured)
-        return True
 
     def closest(self, uri: str, qualname: str) -> Closest | None:
         """The closest try of the last run that gave up on the function, while it can still be applied."""
@@ -394,6 +372,34 @@ class Runs:
             endpoint=self._configuration.endpoint_for(run.uri), code=code,
         )
         return {"status": status, "message": message, "attempts": attempts}
+
+
+def _ended(run: Run, news: Failed | Gone | Stopped) -> tuple[str, str]:
+    """The status and message of a run that ends before its outcome."""
+    if isinstance(news, Stopped):  # the engine notices the cancel between tokens or attempts, and ends
+        return "cancelled", event_text.cancelled(run.name)
+    if isinstance(news, Gone):
+        return "error", f"`{run.name}`: {news.reason} (killed or crashed); run it again."
+    return "error", f"the loop stopped: {news.reason}"
+
+
+async def _measured(
+    codec: PositionCodec, run: Run, started_from: StartRequest, outcome: Any
+) -> Measured | None:
+    """What the run found of its result's strength (`outcome.strength`), to keep when it leaves something
+    open (changes survive, an admitted input raises, another passing body disagrees), with the function as
+    the run left it: in the module it produced (the one it started from when it changed nothing)."""
+    if outcome.strength is None or not outcome.strength.loose_ends:
+        return None
+    module = outcome.new_source or started_from.text
+    loop = asyncio.get_running_loop()
+    document = await loop.run_in_executor(None, parse_text, run.uri, None, module, codec)
+    function = document.outline_of(run.qualname)
+    if function is None:
+        return None
+    text = lines_text(document.index, function.first_line, function.end_line)
+    loosely = outcome.status == "passed_loosely"
+    return Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
 
 
 def _strength_note(name: str, outcome: Any) -> str:

@@ -22,9 +22,10 @@ outline's `ast.parse` (`documents`, for code actions and hover; `DoctestDiagnost
 published diagnostics after an edit). It keeps the documents and their outlines, the settings, what is
 published, and a history handle of its own for what hover reads and how a run's edit ended (`attempts`).
 
-Threads, each with one owner: pygls reads stdin in its own pool; `Runs` reads its runs' events (at most
-4 at once); `EngineProcess` sends to and reads from the engine's process on a thread each; the event
-loop's default executor parses a document again to move its diagnostics after an edit (`DoctestDiagnostics`).
+Threads, each with one owner: pygls reads stdin in its own pool; `EngineProcess` sends to and reads from
+the engine's process on a thread each (the reader hands runs' news and checks' answers straight to the event
+loop); the event loop's default executor parses a document again to move its diagnostics after an edit
+(`DoctestDiagnostics`).
 
 The services talk to the editor through the pygls server (`status.py`, `progress.py`, `apply.py`) and
 never import a feature or the server module: the dependencies point one way, features -> services.
@@ -71,13 +72,15 @@ class Services:
         strengths = Strengths()
         engine_process = EngineProcess()
         diagnostics = DoctestDiagnostics(server, configuration, engine_process, strengths)
+        documents = Documents(server)
         return cls(
             server=server,
-            documents=Documents(server),
+            documents=documents,
             configuration=configuration,
             engine_process=engine_process,
             attempts=attempts,
-            runs=Runs(server, configuration, engine_process, attempts, changes, diagnostics, strengths),
+            runs=Runs(server, documents, configuration, engine_process, attempts, changes, diagnostics,
+                      strengths),
             diagnostics=diagnostics,
             strengths=strengths,
             changes=changes,

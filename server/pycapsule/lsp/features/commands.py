@@ -10,8 +10,9 @@
 
 generate/selfDebug answer at once: {"status": "started", "runId", "message"}, or {"status": "busy"
 | "error", "message"} when no run started (already running; the file has a syntax error). How the
-run ended comes later, in the last `pycapsule/status` of that run id (see status.py and runs.py).
-The names are protocol.py's.
+run ended comes later, in the last `pycapsule/status` of that run id (see status.py and runs.py),
+also when the engine's process, parsing the whole module after the answer, finds that the run cannot
+start (the file does not parse elsewhere): outcome "error", one sentence. The names are protocol.py's.
 """
 
 from __future__ import annotations
