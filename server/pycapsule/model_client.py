@@ -111,12 +111,12 @@ class Programmer:
         one asks the model to go on from the answer with that rest; the rest is yielded as a piece and the
         `Reply` is the whole answer, both requests' usage and time."""
         model = self.model_name()
-        deadline = time.monotonic() + self.settings.request_timeout
         if target is not None and target.head and not self.settings.fast_forward_echo:
             target = replace(target, head="")
         if self._turn is not None:
             yield from self._wait_turn(self._turn, cancel, progress)
         try:
+            deadline = time.monotonic() + self.settings.request_timeout  # from the turn: the wait is not its
             request = ChatRequest(model, messages, temperature, seed)
             reply = yield from self._tries(request, cancel, progress, target, deadline)
             if reply.echoed:
