@@ -12,7 +12,15 @@ import pytest
 from pycapsule.debugging.answer_watch import COPIED_LINES, AnswerTarget
 from pycapsule.generators import Returning
 from pycapsule.model_choice import HOSTED_OPENAI_DEFAULT, choose_model
-from pycapsule.model_client import Cancelled, EndpointError, ModelError, ModelSettings, Programmer, Retrying
+from pycapsule.model_client import (
+    Cancelled,
+    EndpointError,
+    ModelError,
+    ModelSettings,
+    Programmer,
+    Reply,
+    Retrying,
+)
 from pycapsule.model_progress import ServerProbe
 from pydantic import SecretStr
 
@@ -384,3 +392,19 @@ def test_an_endpoint_listing_only_models_that_cannot_chat_gets_a_sentence_naming
 def test_on_the_hosted_openai_api_the_documented_default_chat_model_is_asked(
         listed: tuple[str, ...], base_url: str | None, chosen: str) -> None:
     assert choose_model(listed, base_url) == chosen
+
+
+def test_an_answers_time_budget_starts_when_it_has_the_endpoints_turn(openai_server: FakeOpenAI) -> None:
+    """An endpoint that answers one request at a time: the second request waits for the first, and that wait
+    is not taken from its own `request_timeout`."""
+    client = programmer(openai_server.base_url, one_at_a_time=True, request_timeout=2.0)
+    first_text, second_text = "first " * 21, "second " * 18  # 16 streamed pieces each: ~1.6 s
+    openai_server.queue(Text(first_text, chunk_delay=0.1), Text(second_text, chunk_delay=0.1))
+    replies: list[Reply] = []
+    first = threading.Thread(target=lambda: replies.append(client.complete(MESSAGES)))
+    first.start()
+    time.sleep(0.2)  # the first has the turn
+    second = client.complete(MESSAGES)
+    first.join()
+    assert not replies[0].timed_out
+    assert not second.timed_out and second.text == second_text, "it waited ~1.4 s for its turn, then answered"
