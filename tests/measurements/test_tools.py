@@ -14,7 +14,7 @@ from measurements.timing import figures, percentile
 from tests.measurements.conftest import measurements
 
 TOOL_NAMES = ["sandbox", "model", "loop", "lsp", "capsule", "answers", "generate", "slots", "speculative",
-              "prompt_cache", "read_ahead", "prompt_size", "strength", "answer_ends"]
+              "prompt_cache", "read_ahead", "prompt_size", "strength", "answer_ends", "echo"]
 
 
 def test_one_command_lists_every_tool_and_each_says_what_it_measures(
