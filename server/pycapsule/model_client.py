@@ -43,7 +43,7 @@ from pycapsule.model_reply import Message, Reply, Retrying, Usage
 from pycapsule.model_settings import ModelSettings
 from pycapsule.model_stream import request_watch, stream_answer
 from pycapsule.openai_chat import ChatRequest, OpenAIChat
-from pycapsule.prompts import whole_answer
+from pycapsule.prompts import prefilled, whole_answer
 
 if TYPE_CHECKING:
     from pycapsule.debugging.answer_watch import AnswerTarget
@@ -180,8 +180,8 @@ class Programmer:
         if left <= 0:
             return replace(reply, text=reply.text + reply.echo_rest, finish_reason="length", echo_rest="")
         more = yield from self._tries(
-            replace(request, messages=[*messages, {"role": "assistant", "content": start}], continued=True,
-                    max_tokens=left), cancel, progress, target and replace(target, head=""), deadline)
+            replace(request, messages=prefilled(messages, start), continued=True, max_tokens=left), cancel,
+            progress, target and replace(target, head=""), deadline)
         whole = whole_answer(start, more.text)
         text = whole[len(before):] if whole.startswith(before) else whole
         return Reply(text, reply.usage + more.usage, more.finish_reason, more.model,

@@ -19,7 +19,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from pycapsule.debugging.answer_watch import COMPLETE, ECHOED, AnswerTarget, AnswerWatch
+from pycapsule.debugging.answer_watch import SHORTENED, AnswerTarget, AnswerWatch
 from pycapsule.model_errors import SILENT_HINT, Cancelled, RequestFailure
 from pycapsule.model_progress import Progress, RequestWatch, why_stalled
 from pycapsule.model_reply import TIMED_OUT, Reply, Usage
@@ -151,7 +151,7 @@ class _AnswerStream:
                     yield shown
                 if (end := self._answer.feed(text)) is not None:
                     self._finish_reason = end
-                    if end in (COMPLETE, ECHOED):  # the pieces streamed add up to the answer kept
+                    if end in SHORTENED:  # the pieces streamed add up to the answer kept
                         text = text[:max(0, self._answer.kept - (self._answer.streamed - len(text)))]
                     if text:
                         yield text
@@ -166,7 +166,7 @@ class _AnswerStream:
 
     def _reply(self) -> Reply:
         text = "".join(self._pieces)
-        if self._finish_reason in (COMPLETE, ECHOED):
+        if self._finish_reason in SHORTENED:
             text = text[:self._answer.kept]  # not part of the answer: what follows its function or its echo
         if not text.strip():
             raise RequestFailure(f"{self._chat.who} sent an empty answer", retry=True, endpoint=False)

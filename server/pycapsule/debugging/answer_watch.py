@@ -39,6 +39,8 @@ LOOPED = "looped"
 COMPLETE = "complete"
 COPIED = "copied"
 ECHOED = "echoed"
+SHORTENED = frozenset({COMPLETE, ECHOED})
+"""Ends whose `kept` text stops before what was streamed: the rest is not part of the answer."""
 
 COPIED_LINES = 16
 """Lines in a row that the answer takes verbatim from the prompt's context to be ended as a copy."""
@@ -107,8 +109,6 @@ class AnswerWatch:
         self.kept = 0
         self.echo_rest = ""
         """(ECHOED) The rest of the target's head, as the answer would go on."""
-        self._prefilled = True
-        """Reading `start`: no line of it is a copy or a repeat of the head."""
         self._streamed = 0
         self._partial = ""
         self._repeats = RepetitionWatch()
@@ -124,7 +124,6 @@ class AnswerWatch:
         for line in start.split("\n")[:-1] if start.endswith("\n") else start.split("\n"):
             self._line(line, prefilled=True)
         self._partial = "" if start.endswith("\n") else start.rsplit("\n", 1)[-1]
-        self._prefilled = False
 
     @property
     def streamed(self) -> int:
@@ -184,9 +183,10 @@ class AnswerWatch:
             if self._target_lines is not None and self._complete(self._target_lines):
                 self.end = COMPLETE
             return
-        self._in_code(block, line)
+        self._in_code(block, line, prefilled)
 
-    def _in_code(self, block: _Block, line: str) -> None:
+    def _in_code(self, block: _Block, line: str, prefilled: bool) -> None:
+        """A line of code; `prefilled`: of the text the answer was prefilled with (never a repeat)."""
         stripped = line.strip()
         column = len(line) - len(line.lstrip())
         name = self.target.name if self.target is not None else ""
@@ -197,7 +197,7 @@ class AnswerWatch:
         if block.def_indent is None:
             if stripped.startswith(("def ", "async def ")) and _defined_name(stripped) == name:
                 block.def_indent = column
-                block.echo = self._echo_watch(line)
+                block.echo = None if prefilled else self._echo_watch(line)
         elif stripped and not stripped.startswith("#"):
             if column > block.def_indent:
                 block.body_seen = True
@@ -209,10 +209,10 @@ class AnswerWatch:
 
     def _echo_watch(self, def_line: str) -> EchoWatch | None:
         """A watch of the answer's lines from `def_line` for a repeat of the target's head; None when there
-        is no head to give, the answer was prefilled with it, or the def line differs from the head's."""
+        is no head to give or the def line differs from the head's."""
         assert self.target is not None
         head = head_from_def(self.target.head)
-        if not head or self._prefilled or def_line.strip() != head[0].strip():
+        if not head or def_line.strip() != head[0].strip():
             return None
         return EchoWatch(head, def_line)
 
