@@ -1,7 +1,12 @@
 """Suite-wide organisation: areas whose every test is a slow end-to-end run carry the `slow` marker here,
 so the quick suite (`-m "not model and not editor and not slow"`, docs/architecture.md) leaves them out
 while CI (tests/run.sh) runs them with everything else. Single slow tests elsewhere carry the marker
-themselves."""
+themselves.
+
+CI runs the tests in two processes (pytest-xdist, `--dist loadgroup`): the real model's and the real
+editors' tests all go to one of them (`ONE_AT_A_TIME`), so no two of them compete for the 2 cores and the
+model servers a process shares; the other process runs the rest beside them. Tests marked `alone` run after,
+with nothing beside them."""
 
 from __future__ import annotations
 
@@ -22,11 +27,17 @@ SLOW_AREAS = {
 }
 
 
+ONE_AT_A_TIME = pytest.mark.xdist_group("model-and-editors")
+"""Where tests run in parallel, the tests of the real model and the real editors run one after another."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow = pytest.mark.slow
     for item in items:
         if any(item.path == area or area in item.path.parents for area in SLOW_AREAS):
             item.add_marker(slow)
+        if item.get_closest_marker("model") or item.get_closest_marker("editor"):
+            item.add_marker(ONE_AT_A_TIME)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -41,6 +41,12 @@ export PYCAPSULE_RELEASE_DIST="$PYCAPSULE_CI_CACHE/release"
 bash tests/packaging/release_check.sh "$PYCAPSULE_RELEASE_DIST"
 
 step "tests"
-# The slowest tests are listed at the end: where CI's minutes go (fresh machines here differ up to 2 x).
-python3 -m pytest -ra -p no:cacheprovider --durations=25 "$@"
+# Two processes (tests/conftest.py: the model's and the editors' tests all in one of them), then the tests that
+# must run alone. The slowest tests are listed at the end: where CI's minutes go (fresh machines here differ
+# up to 2 x).
+python3 -m pytest -ra -p no:cacheprovider --durations=25 -n 2 --dist loadgroup -m "not alone" "$@"
+step "tests that run alone"
+status=0
+python3 -m pytest -ra -p no:cacheprovider -m alone "$@" || status=$?
+(( status == 0 || status == 5 ))  # 5: none of them among the tests asked for
 step "done"

@@ -17,13 +17,16 @@ def quick_command() -> str:
     return command
 
 
+def declared_markers() -> set[str]:
+    return {marker.split(":")[0] for marker in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]}
+
+
 def test_the_quick_suite_leaves_out_the_model_the_editors_and_the_slow_sweeps_all_declared() -> None:
     selection = re.search(r'-m "([^"]+)"', quick_command())
     assert selection is not None
     left_out = re.findall(r"\bnot (\w+)", selection.group(1))
-    declared = {marker.split(":")[0] for marker in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]}
     assert sorted(left_out) == ["editor", "model", "slow"]
-    assert set(left_out) <= declared
+    assert set(left_out) <= declared_markers()
 
 
 def test_the_test_extra_installs_the_plugin_behind_the_parallel_option() -> None:
@@ -32,8 +35,11 @@ def test_the_test_extra_installs_the_plugin_behind_the_parallel_option() -> None
                    for requirement in PYPROJECT["project"]["optional-dependencies"]["test"])
 
 
-def test_ci_selects_no_marker_so_it_runs_every_test() -> None:
-    [pytest_line] = [line for line in (ROOT / "tests" / "run.sh").read_text(encoding="utf-8").splitlines()
-                     if "-m pytest" in line]
-    arguments = pytest_line.split("-m pytest", 1)[1]
-    assert not re.search(r"\s-m\s|\s-k\s", arguments), pytest_line
+def test_ci_runs_every_test_the_ones_that_must_run_alone_after_the_others() -> None:
+    pytest_lines = [line for line in (ROOT / "tests" / "run.sh").read_text(encoding="utf-8").splitlines()
+                    if "-m pytest" in line]
+    selections = [re.findall(r'\s-m\s+"?([^"\s]+(?: [^"\s]+)*)"?', line.split("-m pytest", 1)[1])
+                  for line in pytest_lines]
+    assert selections == [["not alone"], ["alone"]], pytest_lines
+    assert not any(re.search(r"\s-k\s", line) for line in pytest_lines), pytest_lines
+    assert "alone" in declared_markers()
