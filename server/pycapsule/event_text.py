@@ -1,6 +1,8 @@
-"""The words for the self-debugging loop's events (`pycapsule.loop`), for every surface that shows them:
-`generate`'s progress on a terminal or in a log (commands/progress.py) and the language server's
-progress, `pycapsule/status` messages and run-end messages (lsp/runs.py).
+"""The words for the self-debugging loop's events (`pycapsule.loop`), the shared core's, for every surface
+that shows them: `generate`'s progress on a terminal or in a log (commands/progress.py) and the language
+server's progress, `pycapsule/status` messages and run-end messages (lsp/runs.py). Each front end's own
+sentences around them (a function's end line on a terminal; a run's end with its strength and closest try,
+refusals, the edit's fate in an editor) are its wording module's: commands/wording.py, lsp/wording.py.
 
 The surfaces differ in layout only (a live line, plain lines, a progress report with a percentage);
 what an event says is written here once:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pycapsule.capsule import Capsule, read_capsules
-from pycapsule.commands import SUMMARIES
+from pycapsule.commands import SUMMARIES, wording
 from pycapsule.commands.collect import FileToCheck, collect, the_project
 from pycapsule.commands.options import Subcommands, add_backend, add_json, add_python
 from pycapsule.commands.output import CommandError, print_document, say
@@ -132,7 +132,7 @@ class Engines:
     def say_once(self, message: str) -> None:
         if message not in self.said:
             self.said.add(message)
-            say(PREFIX, f"warning: {message}")
+            say(PREFIX, wording.warning(message))
 
     def for_file(self, path: Path) -> Engine:
         root = project_root(path)
@@ -256,9 +256,9 @@ def _check(args: argparse.Namespace) -> int:
                               **_top_fields(files, single), paths=targets,
                               files=[_file_json(f) for f in files], summary=summary)
     if not single and not files:
-        _print([f"no doctests found in {', '.join(targets)}"])
+        _print([wording.no_doctests(", ".join(targets))])
     if not single or files[0].verdicts:  # else its one line (no doctests, a syntax error) is the report
-        _print([summary_line(summary, single)])
+        _print([wording.summary_line(summary, single)])
     return int(code)
 
 
@@ -268,7 +268,7 @@ def _print(lines: list[str]) -> None:
     sys.stdout.flush()
 
 
-# ---- what a person reads ---------------------------------------------------------------------------------
+# ---- what a person reads (the sentences: wording.py) ------------------------------------------------------
 
 
 def file_lines(file: FileResult, single: bool) -> list[str]:
@@ -277,7 +277,7 @@ def file_lines(file: FileResult, single: bool) -> list[str]:
     folded into one line (all of them when the run named that one function)."""
     shown, qualname = str(file.item.path), file.item.qualname
     if file.error is not None:
-        return [file.error.message if file.error.kind == "syntax" else f"ERROR {file.error.message}"]
+        return [wording.not_checked(file.error.kind, file.error.message)]
     result = file.result
     assert result is not None
     lines: list[str] = []
@@ -287,74 +287,29 @@ def file_lines(file: FileResult, single: bool) -> list[str]:
             name = function.qualname if single else f"{shown}::{function.qualname}"
             lines += function_lines(function, said, shown, name, fold=qualname is None)
             asked = function.qualname in file.strengths
-            lines += strength_lines(file.strengths.get(function.qualname), loose, asked)
+            lines += wording.strength_lines(file.strengths.get(function.qualname), loose, asked)
     detail = result.detail if single or not result.detail else f"{shown}: {result.detail}"
     lines += text_report(replace(result, functions=(), detail=detail), shown)
     if single and not result.functions and result.status == "ok":
-        lines.append(f"no doctests found in {shown}" + (f"::{qualname}" if qualname else ""))
-    tests = _tests_lines(file.tests, file.ran)
+        lines.append(wording.no_doctests(shown + (f"::{qualname}" if qualname else "")))
+    tests = wording.tests_lines(file.tests, file.ran)
     return lines + (tests if single else [f"{shown}: {line}" for line in tests])
 
 
 def function_lines(function: FunctionReport, said: Verdict, path: str, name: str, fold: bool) -> list[str]:
     if said == "stub":
-        return [f"STUB  {name} ({function.attempted} examples; no body yet: "
-                f"pycapsule generate {path}::{function.qualname} writes one)"]
+        return [wording.stub(name, function.attempted, path, function.qualname)]
     kept = function.failures[:1] if fold else function.failures
     lines = text_report(RunResult("ok", (replace(function, qualname=name, failures=kept),)), path)
     if said == "not_verified" and function.failed:
-        lines[0] = (f"SKIP  {name}: {function.failed} of {function.attempted} examples cannot run in the "
-                    "sandbox (not verified)")
+        lines[0] = wording.cannot_run(name, function.failed, function.attempted)
     elif said == "not_verified" and function.attempted:
-        lines[0] = f"SKIP  {name} ({function.attempted} examples, none checks it: not verified)"
+        lines[0] = wording.none_checks(name, function.attempted)
     elif said == "not_verified" and not function.skipped:
-        lines[0] = f"SKIP  {name} (no examples: nothing verified)"
+        lines[0] = wording.no_examples(name)
     more = function.failed - len(kept)
     if more > 0:
-        what = "cannot run in the sandbox" if said == "not_verified" else "failed"
-        lines.append(f"  and {more} more example{'s' if more > 1 else ''} of {function.qualname} {what}")
-    return lines
-
-
-def strength_lines(strength: Strength | None, loose: bool, asked: bool) -> list[str]:
-    """`--strength`: what the examples and tests of a passing function make of its small changes."""
-    if strength is None:
-        return ["  strength: not measured (max_mutants = 0 turns it off)"] if asked else []
-    survivors = f"; still passing: {strength.survivors_text()}" if strength.survivors else ""
-    lines = [f"  strength: {'LOOSE: ' if loose else ''}{strength.describe()}{survivors}"]
-    if strength.suggested:
-        lines.append("  examples that would pin it down, with this body's own results (check each value):")
-        lines += [f"    {line}" for example in strength.suggested for line in example.doctest().splitlines()]
-    return lines
-
-
-def summary_line(summary: dict[str, int], single: bool) -> str:
-    """`N passed, N failed, N not verified, N stubs` (functions), the files in a run over several, and
-    the files that could not be checked."""
-    stubs = summary["stubs"]
-    loosely = f" ({summary['passed_loosely']} loosely)" if summary["passed_loosely"] else ""
-    line = (f"{summary['passed']} passed{loosely}, {summary['failed']} failed, "
-            f"{summary['not_verified']} not verified, {stubs} stub{'' if stubs == 1 else 's'}")
-    if not single:
-        line += f" in {summary['files']} file{'' if summary['files'] == 1 else 's'}"
-    broken = summary["files_not_checked"]
-    if broken:
-        line += f"; {broken} file{'' if broken == 1 else 's'} could not be checked"
-    return line
-
-
-def _tests_lines(tests: ProjectTests | None, ran: TestsRun | None) -> list[str]:
-    """What check says of the project's tests: their result, or that they exist and how to run them."""
-    if tests is None:
-        return []
-    files = ", ".join(tests.selection.files)
-    if ran is None:
-        count = len(tests.selection.node_ids)
-        return [f"{count} project test(s) exercise this ({files}): add --tests to run them too"]
-    if ran.problem is not None:
-        return [f"project tests: {ran.problem}"]
-    lines = [f"project tests ({files}): {ran.passed} passed, {ran.failed} failed"]
-    lines += [f"FAIL {failure.test}: {' '.join(failure.crash.split())[:200]}" for failure in ran.failures]
+        lines.append(wording.more_failures(more, function.qualname, cannot_run=said == "not_verified"))
     return lines
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pycapsule.commands import wording
 from pycapsule.commands.output import UsageError
 from pycapsule.commands.targets import parse_target
 from pycapsule.config import project_root
@@ -52,8 +53,7 @@ def collect(targets: Sequence[str]) -> list[FileToCheck]:
         folder = Path(path_text)
         if path_text and folder.is_dir():
             if qualname.strip():
-                raise UsageError(f"{path_text} is a folder; name a function in one of its files, "
-                                 f"e.g. {folder / 'mod.py'}::{qualname.strip()}")
+                raise UsageError(wording.folder_with_function(path_text, folder, qualname.strip()))
             for path in python_files(folder):
                 found.setdefault(_key(path, None), FileToCheck(path, None, False))
             continue
@@ -61,7 +61,7 @@ def collect(targets: Sequence[str]) -> list[FileToCheck]:
             target = parse_target(text, "check")
         except UsageError as error:
             if path_text and not folder.exists():
-                raise UsageError(f"{path_text} is not a file or folder") from None
+                raise UsageError(wording.not_a_file_or_folder(path_text)) from None
             raise error from None
         found[_key(target.path, target.qualname)] = FileToCheck(target.path, target.qualname, True)
     whole = {key[0] for key in found if key[1] is None}

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pycapsule.commands import SUMMARIES
+from pycapsule.commands import SUMMARIES, wording
 from pycapsule.commands.options import Subcommands, add_json
 from pycapsule.commands.output import UsageError, print_document, say
 from pycapsule.config import (
@@ -66,12 +66,12 @@ def register(commands: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     start = Path(args.path) if args.path else Path.cwd()
     if not start.exists():
-        error = UsageError(f"{start} does not exist")
-        say(PREFIX, f"{error.message}.")
+        error = UsageError(wording.does_not_exist(start))
+        say(PREFIX, wording.full_stop(error.message))
         return print_document("config", error.code, error, path=str(start)) if args.json else int(error.code)
     loaded = load_settings(start)
     for warning in loaded.warnings:
-        say(PREFIX, f"warning: {warning}")
+        say(PREFIX, wording.warning(warning))
     endpoint = endpoint_description(loaded.settings)
     python = settings_interpreter(loaded, project_root(start))
     user_file = loaded.user_file
@@ -86,15 +86,8 @@ def run(args: argparse.Namespace) -> int:
             settings={row.pop("key"): row for row in rows(loaded)},
             warnings=loaded.warnings,
         )
-    found = "" if user_file and user_file.is_file() else " (not found)"
-    lines = [
-        f"settings for {start}",
-        f"  your config file: {user_file}{found}",
-        f"  project file:     {loaded.pyproject or '(no pyproject.toml)'}",
-        f"  model endpoint:   {endpoint}",
-        f"  python:           {python.describe()}",
-        "",
-    ]
+    found = bool(user_file and user_file.is_file())
+    lines = wording.settings_heading(start, user_file, found, loaded.pyproject, endpoint, python.describe())
     table = [(row["key"], "none" if row["value"] is None else str(row["value"]), row["source"])
              for row in rows(loaded)]
     width = max(len(key) for key, _, _ in table)

@@ -30,7 +30,7 @@ from pycapsule.capsule import (
     read_capsules,
     write_source_file,
 )
-from pycapsule.commands import SUMMARIES, previews
+from pycapsule.commands import SUMMARIES, previews, wording
 from pycapsule.commands.model import install_before_a_run
 from pycapsule.commands.options import (
     Subcommands,
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         read = read_target(args.target, "generate")
         qualnames = _qualnames(read)
     except CommandError as error:
-        say(PREFIX, error.message if error.message.endswith((".", "?")) else f"{error.message}.")
+        say(PREFIX, wording.full_stop(error.message))
         if args.json:
             return print_document("generate", error.code, error, path=args.target.partition("::")[0])
         return int(error.code)
@@ -98,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         say(PREFIX, warning)
     if not qualnames:
-        say(PREFIX, f"nothing to do: {read.target.path} has no stub functions.")
+        say(PREFIX, wording.no_stubs(read.target.path))
     else:
-        say(PREFIX, f"model: {endpoint_description(loaded.settings)}")
+        say(PREFIX, wording.model_used(endpoint_description(loaded.settings)))
     root = project_root(read.target.path)
     interpreter = settings_interpreter(loaded, root)
     target = previews.Target.of(read.target.path, read.target.qualname, read.data, loaded.settings,
@@ -108,15 +108,13 @@ def run(args: argparse.Namespace) -> int:
     if args.write and qualnames:
         preview = previews.take(target)
         if preview is not None:
-            say(PREFIX, f"writing what the run of {_clock(preview.created)} showed (the same file and "
-                        "settings: no model is asked)")
+            say(PREFIX, wording.writing_preview(preview.created))
             return _write_preview(args, read, preview)
         since = previews.outdated(target)
         if since is not None:
-            say(PREFIX, f"the file or the settings changed since the run of {_clock(since)} showed its diff: "
-                        "running again")
+            say(PREFIX, wording.preview_outdated(since))
     if qualnames:
-        say(PREFIX, f"python: {interpreter.describe()}")
+        say(PREFIX, wording.python_used(interpreter.describe()))
     if loaded.settings.uses_embedded_model and _has_a_stub(read, qualnames):
         # one bar, not the engine's lines; a function with a body may already pass: nothing to install for it
         install_before_a_run(loaded.settings.embedded_model_size, loaded.settings.embedded_model_file)
@@ -195,7 +193,8 @@ def _one(engine: Engine, progress: PlainProgress, text: str, qualname: str, path
     try:
         capsule = capsule_by_qualname(text, qualname, path)
     except CapsuleError as error:  # an earlier target's change made this one unreadable
-        outcome = Outcome("error", f"{qualname}: {error.message}", None, (), 0, qualname)
+        message = wording.unreadable_function(qualname, error.message)
+        outcome = Outcome("error", message, None, (), 0, qualname)
         progress.say(outcome_line(outcome))
         return outcome
     # a function that has a body is checked first and only fixed when its doctests fail
@@ -257,26 +256,12 @@ def _tell_closest(done: _Run, diffs: dict[str, str], written: bool) -> None:
     """For each function that gave up: its closest try as a diff marked failing (`diffs`), and the one next
     step."""
     for name, closest in _closest_tries(done):
-        where = "written (--write-closest)" if written else "not written; --write-closest writes it"
-        say(PREFIX, f"{name}: the closest try was attempt {closest.attempt}, still failing: "
-                    f"{closest.failing}; {where}")
+        say(PREFIX, wording.closest_try(name, closest, written))
         diff = diffs[name]
         if diff:
             shown = "".join(f"  {line}" for line in diff.splitlines(keepends=True))
             sys.stderr.write(terminal_safe(shown) if sys.stderr.isatty() else shown)
-        say(PREFIX, f"{name}: next: {_hint(done.outcomes[name], done.embedded)}")
-
-
-def _hint(outcome: Outcome, embedded: bool) -> str:
-    """The one step most likely to help a function that gave up."""
-    closest = outcome.closest
-    if closest is not None and closest.near:
-        more = max(2 * outcome.attempts, 4)
-        return f"it came within one failure; `--max-attempts {more}` gives the model more tries"
-    if embedded:
-        return ("the embedded model is small: a stronger one (OPENAI_BASE_URL and --model, any "
-                "OpenAI-compatible endpoint) solves more functions like this")
-    return "an example in the docstring that pins the failing case is what helps the model most"
+        say(PREFIX, wording.next_step(name, done.outcomes[name], done.embedded))
 
 
 def _write_preview(args: argparse.Namespace, read: ReadTarget, preview: previews.Preview) -> int:
@@ -285,7 +270,7 @@ def _write_preview(args: argparse.Namespace, read: ReadTarget, preview: previews
     text = preview.closest_text if args.write_closest and preview.closest_text else preview.text
     written, error = _write(read, text) if text != read.source.text else (False, None)
     for result in preview.results:
-        say(PREFIX, f"{result['qualname']}: {result['status']}: {result['message']}")
+        say(PREFIX, wording.result_line(result["qualname"], result["status"], result["message"]))
     code = error.code if error is not None else _exit_code([result["status"] for result in preview.results])
     if args.json:
         return print_document("generate", code, error, path=str(path), passed=preview.passed, written=written,
@@ -306,11 +291,9 @@ def _tell_suggested(progress: PlainProgress, outcome: Outcome) -> None:
     """The examples that would catch what a loosely pinned body's examples miss, as doctests to confirm."""
     if outcome.strength is None or not outcome.strength.suggested:
         return
-    progress.say(f"{outcome.qualname}: examples that would pin it down, with this body's own results "
-                 "(check each value; correct a wrong one and run again; --add-examples adds them):")
-    for example in outcome.strength.suggested:
-        for line in example.doctest().splitlines():
-            progress.say(f"    {line}")
+    doctests = (example.doctest() for example in outcome.strength.suggested)
+    for line in wording.suggested_examples(outcome.qualname, doctests):
+        progress.say(line)
 
 
 def _diff(path: Path, before: str, after: str) -> str:
@@ -325,20 +308,16 @@ def _write(read: ReadTarget, text: str) -> tuple[bool, CommandError | None]:
         write_source_file(path, SourceFile(text, read.source.encoding), read.data)
     except (OSError, FileChangedError) as failure:
         reason = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
-        not_written = CommandError(f"{path} was not written: {reason}", kind="write", code=ExitCode.FAILED)
+        not_written = CommandError(wording.not_written(path, reason), kind="write", code=ExitCode.FAILED)
         say(PREFIX, not_written.message)
         return False, not_written
-    say(PREFIX, f"wrote {path}")
+    say(PREFIX, wording.wrote(path))
     return True, None
-
-
-def _clock(when: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(when))
 
 
 def _early_end(done: _Run) -> CommandError | None:
     if done.interrupted is not None:
-        return CommandError("interrupted", kind="interrupted", code=ExitCode.INTERRUPTED)
+        return CommandError(wording.INTERRUPTED, kind="interrupted", code=ExitCode.INTERRUPTED)
     if done.stopped is not None:
         part = done.stopped.unavailable or "model"
         return CommandError(done.stopped.message, kind=part, code=_UNAVAILABLE[part])
@@ -347,15 +326,9 @@ def _early_end(done: _Run) -> CommandError | None:
 
 def _what_was_kept(done: _Run, error: CommandError, written: bool, write: bool) -> str:
     """One line: why the run ended early, which bodies it kept and which functions are left undone."""
-    why = "interrupted" if error.kind == "interrupted" else f"stopped: the {error.kind} cannot be used"
     kept = [name for name in done.targets if name in done.outcomes and done.outcomes[name].new_source]
     left = [name for name in done.targets if name not in kept]
-    if kept:
-        where = "written" if written else "shown in the diff" if not write else "not written"
-        why += f"; {where}: {', '.join(kept)}"
-    if left:
-        why += f"; {'not written' if write else 'not done'}: {', '.join(left)}"
-    return why
+    return wording.what_was_kept(error.kind, kept, left, written, write)
 
 
 def _result(done: _Run, qualname: str, closest_diff: str) -> dict[str, Any]:
@@ -375,12 +348,12 @@ def _result(done: _Run, qualname: str, closest_diff: str) -> dict[str, Any]:
                 "attempt": outcome.closest.attempt, "failing": outcome.closest.failing,
                 "diff": closest_diff},
         }
-    why = "interrupted" if done.interrupted is not None else \
-        f"the {done.stopped.unavailable if done.stopped else 'model'} cannot be used"
+    unavailable = None if done.interrupted is not None else \
+        (done.stopped.unavailable if done.stopped else None) or "model"
     under_way = qualname == done.interrupted
     return {
         "qualname": qualname, "status": "cancelled" if under_way else "not_run",
-        "message": f"{qualname}: {why}" if under_way else f"{qualname}: not run: {why}",
+        "message": wording.left_undone(qualname, under_way, unavailable),
         "attempts": done.attempts_when_interrupted if under_way else 0, "prompt_tokens": 0,
         "completion_tokens": 0, "seconds": round(done.seconds_when_interrupted, 3) if under_way else 0.0,
         "changed": False, "verified_by": "", "mutants": None, "suggested_examples": [], "closest": None,

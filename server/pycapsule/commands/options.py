@@ -23,11 +23,11 @@ def setting(key: str) -> Callable[[str], object]:
 
 
 def backend_name(text: str) -> str:
+    from pycapsule.commands import wording
     from pycapsule.sandbox.select import BACKENDS
 
     if text not in BACKENDS:
-        raise argparse.ArgumentTypeError(
-            f"there is no sandbox backend named {text!r}; choose one of {', '.join(BACKENDS)}")
+        raise argparse.ArgumentTypeError(wording.no_backend(text, BACKENDS))
     return text
 
 

@@ -1,5 +1,6 @@
 """`generate`'s progress on stderr, from the loop's events: what the user waits for, never what was
-written for the model. The words are `pycapsule.event_text`'s (the language server shows the same).
+written for the model. The words are `pycapsule.event_text`'s (the language server shows the same), placed
+on a line by `commands.wording`.
 
 On a terminal: one live line (target, attempt n/N, the phase under way with its figures, elapsed seconds),
 redrawn 8 times a second, with each failed attempt's headline and condensed failure, the model's start
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, TextIO
 
+from pycapsule.commands import wording
 from pycapsule.event_text import attempt_label, describe, phase
 from pycapsule.event_text import outcome_line as _outcome_line
 from pycapsule.events import (
@@ -35,9 +37,7 @@ __all__ = ["LiveProgress", "PlainProgress", "outcome_line", "progress_for"]
 def outcome_line(outcome: Outcome) -> str:
     """The end of one function: its status and the loop's message, then its time and tokens, except after
     a model or sandbox that cannot be used, whose one sentence is the whole story."""
-    if outcome.unavailable is not None:
-        return f"{outcome.status}: {outcome.message}"
-    return _outcome_line(outcome)
+    return wording.outcome_line(outcome, _outcome_line(outcome))
 
 
 class PlainProgress:
@@ -86,7 +86,7 @@ class PlainProgress:
         if isinstance(event, Notice):
             return "", what
         label = attempt_label(attempt, self.max_attempts)
-        return (f"{qualname}: {label}" if label else qualname), what
+        return wording.function_at(qualname, label), what
 
     def news(self, event: ModelProgress) -> bool:
         """Whether a model request's progress is worth a plain line: a new phase, a line of the model's start,
@@ -106,7 +106,7 @@ class PlainProgress:
             self.say(outcome_line(event.outcome))
         elif (placed := self.place(qualname, event)) is not None:
             where, what = placed
-            self.say(f"{where}: {what}" if where else what)
+            self.say(wording.placed(where, what))
             if isinstance(event, AttemptFinished):
                 self.show_failure(event.failure)
 

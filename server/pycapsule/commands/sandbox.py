@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from pycapsule.commands import SUMMARIES
+from pycapsule.commands import SUMMARIES, wording
 from pycapsule.commands.options import Subcommands
 from pycapsule.exit_codes import ExitCode
 from pycapsule.interpreter import Interpreter
@@ -29,12 +29,12 @@ def build_image(args: argparse.Namespace) -> int:
     cache_dir = os.environ.get("PYCAPSULE_IMAGE_CACHE")
     cached = Path(cache_dir) / f"{recipe_hash()}.tar" if cache_dir else None
     if python is None and cached is not None and cached.is_file():
-        print(f"loading {tag} from {cached}")
+        print(wording.image_loading(tag, cached))
         with cached.open("rb") as handle:
             client.images.load(handle.read())
         python = image_python(client, tag)
     if python is not None:
-        print(f"{tag} is ready: it holds Python {python}")
+        print(wording.image_ready(tag, python))
         return 0
     try:
         tag, python = build(client, say=lambda line: print(line, flush=True))
@@ -48,8 +48,8 @@ def build_image(args: argparse.Namespace) -> int:
             for chunk in client.images.get(tag).save(named=True):
                 handle.write(chunk)
         partial.replace(cached)
-        print(f"saved {tag} to {cached}")
-    print(f"built {tag}: it holds Python {python}")
+        print(wording.image_saved(tag, cached))
+    print(wording.image_built(tag, python))
     return 0
 
 
@@ -61,12 +61,12 @@ def doctor(args: argparse.Namespace) -> int:
     for name, problem in available.items():
         if problem is None:
             working += 1
-            print(f"{name:18} works here")
+            print(wording.backend_works(name))
         else:
-            print(f"{name:18} unavailable: {problem}")
+            print(wording.backend_unavailable(name, problem))
     if available.get("bwrap", "") is None:
-        print(f"{'bwrap limits':18} {bwrap_whole_job_limit()}")
-    print(f"{'python':18} {here_interpreter().describe()}")
+        print(wording.doctor_line("bwrap limits", bwrap_whole_job_limit()))
+    print(wording.doctor_line("python", here_interpreter().describe()))
     return ExitCode.OK if working else ExitCode.SANDBOX_UNAVAILABLE
 
 
@@ -87,7 +87,7 @@ def bwrap_whole_job_limit() -> str:
     with BwrapSandbox() as sandbox:
         sandbox.start()
         kind = sandbox.whole_job_limit
-    return f"{kind}: {DESCRIPTIONS[kind]}"
+    return wording.job_limit(kind, DESCRIPTIONS[kind])
 
 
 def register(commands: Subcommands) -> None:

@@ -17,16 +17,12 @@ import signal
 import sys
 from typing import Any
 
+from pycapsule.commands import wording
 from pycapsule.exit_codes import ExitCode
 
 CLOSE_WAIT = 10.0
 """Seconds the server waits for its engines to close (a Docker sandbox removes its container) before it
 leaves."""
-
-GREETING = ("pycapsule serve: this is a language server: it speaks LSP (JSON-RPC) on stdin/stdout and is "
-            "started by an editor, e.g. VS Code's pycapsule extension or Neovim with cmd = {'pycapsule', "
-            "'serve'} (see docs/editors.md). Ctrl-C stops it.")
-
 
 def run(args: argparse.Namespace) -> int:
     server: Any = None  # set once built; a Ctrl-C before that has nothing to close
@@ -37,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             if server is not None:
                 server.close(wait=CLOSE_WAIT)
         finally:
-            print("pycapsule serve: stopped", file=sys.stderr, flush=True)
+            print(wording.SERVE_STOPPED, file=sys.stderr, flush=True)
             _leave(ExitCode.INTERRUPTED)
 
     # Before the greeting, which tells the user Ctrl-C stops it: a press while the server is still being
@@ -49,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     # pygls logs through `logging`; stdout carries the protocol, so anything else goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="pycapsule serve: %(message)s")
     if sys.stdin.isatty():
-        print(GREETING, file=sys.stderr, flush=True)
+        print(wording.SERVE_GREETING, file=sys.stderr, flush=True)
     server = build_server()
     try:
         start_io(server)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pycapsule import capsule
 from pycapsule.capsule import CapsuleError, SourceFile, nul_byte_line, read_source_file
+from pycapsule.commands import wording
 from pycapsule.commands.output import CommandError, UsageError
 from pycapsule.exit_codes import ExitCode
 from pycapsule.parsing import parse_source
@@ -39,16 +40,15 @@ def parse_target(text: str, command: str) -> Target:
     path_text, _, qualname = text.partition("::")
     path = Path(path_text)
     if not path_text:
-        raise UsageError(f"give a Python file, e.g. pycapsule {command} mod.py::my_function")
+        raise UsageError(wording.no_file_given(command))
     if not path.is_file():
-        raise UsageError(f"{path_text} is not a file")
+        raise UsageError(wording.not_a_file(path_text))
     try:
         size = path.stat().st_size
     except OSError as error:
-        raise UsageError(f"{path_text} cannot be read: {error.strerror or error}") from None
+        raise UsageError(wording.cannot_read(path_text, error)) from None
     if size > MAX_SOURCE_BYTES:
-        raise UsageError(f"{path_text} is {size >> 20} MiB, more than the {MAX_SOURCE_BYTES >> 20} MiB "
-                         "a Python module may have here")
+        raise UsageError(wording.too_large(path_text, size, MAX_SOURCE_BYTES))
     return Target(path, qualname.strip() or None)
 
 
@@ -58,7 +58,7 @@ def read_target(text: str, command: str) -> ReadTarget:
     try:
         data = target.path.read_bytes()
     except OSError as error:
-        raise UsageError(f"{target.path} cannot be read: {error.strerror or error}") from None
+        raise UsageError(wording.cannot_read(target.path, error)) from None
     try:
         source = read_source_file(target.path, data)
     except CapsuleError as error:  # not Python text at all: the file given is not one the command can use
@@ -76,16 +76,15 @@ def parse_python(source: str, path: Path) -> ast.Module:
     """ast.parse, with every way a file can fail to parse as one syntax-error CommandError naming a line."""
     line = nul_byte_line(source)
     if line is not None:
-        raise _syntax_error(path, line, None, "a NUL byte (Python source cannot contain one)")
+        raise _syntax_error(path, line, None, wording.NUL_BYTE)
     try:
         return parse_source(source, str(path))
     except SyntaxError as error:
         raise _syntax_error(path, error.lineno or 1, error.offset, error.msg) from None
     except (ValueError, RecursionError, MemoryError) as error:  # e.g. nesting deeper than the parser goes
-        raise _syntax_error(path, 1, None, f"the file cannot be parsed ({type(error).__name__}: {error})"
-                            ) from None
+        raise _syntax_error(path, 1, None, wording.cannot_parse(error)) from None
 
 
 def _syntax_error(path: Path, line: int, column: int | None, message: str) -> CommandError:
-    where = f"{path}:{line}" + (f":{column}" if column else "")
-    return CommandError(f"{where}: syntax error: {message}", kind="syntax", code=ExitCode.FAILED, line=line)
+    said = wording.syntax_error(path, line, column, message)
+    return CommandError(said, kind="syntax", code=ExitCode.FAILED, line=line)

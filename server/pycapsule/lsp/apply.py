@@ -49,6 +49,7 @@ from pygls.workspace import TextDocument
 
 from pycapsule.capsule import Capsule
 from pycapsule.history import APPLIED, application
+from pycapsule.lsp import wording
 from pycapsule.lsp.changes import ChangeSignal
 from pycapsule.lsp.positions import LineIndex
 from pycapsule.lsp.protocol import PREVIEW_ANNOTATION
@@ -117,7 +118,7 @@ async def apply_outcome(
         wait_seconds = max(wait_seconds, _PREVIEW_SECONDS)
     declared = _declares_apply_edit(server)
     if not declared:
-        log(server, "the editor says it cannot apply edits; sending the edit anyway (many apply it)")
+        log(server, wording.SENDING_ANYWAY)
     code = new_code(started_from.text, capsule, edits)
     loop = asyncio.get_running_loop()
     first_refusal: float | None = None
@@ -143,16 +144,11 @@ async def apply_outcome(
         first_refusal = first_refusal if first_refusal is not None else now
         following = now - first_refusal
         if offers >= _OFFERS or following >= _FOLLOW_SECONDS:
-            reason = f"{reason} (offered {offers} times, each on the newest text, for {following:.0f} s)"
+            reason = wording.offered(reason, offers, following)
             break
         if not await _newer_text(server, changes, uri, version, reason, following):
             break  # refused, and the editor reports no newer text: do not insist
-    return Applied(
-        "refused",
-        f"`{capsule.name}` was not changed: {reason} (the new code is in the server's log).",
-        reason,
-        code,
-    )
+    return Applied("refused", wording.not_changed(capsule.name, reason), reason, code)
 
 
 def _offer(
@@ -171,7 +167,7 @@ def _offer(
     expected = _applied_text(current_text, moved)
     params = types.ApplyWorkspaceEditParams(
         edit=_workspace_edit(server, started_from.uri, version, current_text, moved, capsule, preview, label),
-        label=f"pycapsule: {label or f'generate `{capsule.name}`'}",
+        label=wording.edit_label(capsule.name, label),
     )
     return asyncio.ensure_future(server.workspace_apply_edit_async(params)), expected
 
@@ -197,12 +193,12 @@ async def _answered(
     except JsonRpcMethodNotFound:  # it does not know the request, whatever it declared
         return _not_applicable(capsule, code)
     except Exception as exc:  # an error reply: nothing was applied
-        return f"the editor refused the edit ({exc})"
+        return wording.editor_refused(exc)
     if not response.applied:
-        return response.failure_reason or "the editor did not apply the edit"
+        return response.failure_reason or wording.NOT_APPLIED
     if await _kept(server, changes, uri, version, started_from.text, capsule):
         return Applied("applied", "applied", version=version)
-    return "the editor answered that it applied the edit, but its text does not have it"
+    return wording.APPLIED_BUT_MISSING
 
 
 async def _newer_text(
@@ -226,38 +222,20 @@ async def _newer_text(
 
 def _conflicting(capsule: Capsule, conflict: Conflict, code: str) -> Applied:
     """The user changed the function during the run: nothing is applied."""
-    return Applied(
-        "refused",
-        f"`{capsule.name}` was not changed: {conflict}. "
-        "Your text is untouched; run it again to regenerate (the new code is in the server's log).",
-        str(conflict),
-        code,
-    )
+    return Applied("refused", wording.changed_meanwhile(capsule.name, str(conflict)), str(conflict), code)
 
 
 def _unanswered(capsule: Capsule, code: str, wait_seconds: float, declared: bool) -> Applied:
     """Neither an answer nor the edit's text within `wait_seconds`."""
     if not declared:
         return _not_applicable(capsule, code)
-    silent = f"the editor did not answer the edit within {wait_seconds:g} s"
-    return Applied(
-        "unconfirmed",
-        f"`{capsule.name}`: {silent}; check whether the function was changed "
-        "(the new code is in the server's log).",
-        silent,
-        code,
-    )
+    silent = wording.silent(wait_seconds)
+    return Applied("unconfirmed", wording.unconfirmed(capsule.name, silent), silent, code)
 
 
 def _not_applicable(capsule: Capsule, code: str) -> Applied:
     """An editor that cannot apply edits did not apply this one: the code is the user's to take."""
-    return Applied(
-        "refused",
-        f"`{capsule.name}`: this editor cannot apply edits, so your text is unchanged. "
-        f"The new code, to put in place of `{capsule.name}` (also in the server's log):\n{code}",
-        "the editor cannot apply edits; the new code was shown in a message",
-        code,
-    )
+    return Applied("refused", wording.take_the_code(capsule.name, code), wording.CANNOT_APPLY, code)
 
 
 def new_code(text: str, capsule: Capsule, edits: Sequence[OffsetEdit]) -> str:
@@ -355,9 +333,9 @@ def _workspace_edit(
             document_changes=[_document_edit(uri, version, annotated)],
             change_annotations={
                 PREVIEW_ANNOTATION: types.ChangeAnnotation(
-                    label=f"pycapsule: {label or f'new body of `{capsule.name}`'}",
+                    label=wording.preview_label(capsule.name, label),
                     needs_confirmation=True,
-                    description=label or "Generated by the model and checked against its doctests.",
+                    description=label or wording.PREVIEW_DESCRIPTION,
                 )
             },
         )

@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from pycapsule.config import Settings, find_pyproject, project_root
 from pycapsule.embedded_model.which import endpoint_description
+from pycapsule.lsp import wording
 from pycapsule.lsp.documents import document_path
 from pycapsule.lsp.protocol import SECTION
 from pycapsule.lsp.settings import EditorOptions, Resolved, editor_values, resolve
@@ -73,11 +74,10 @@ class Configuration:
                 _ASK_SECONDS,
             )
         except TimeoutError:
-            late = f"the editor did not send its settings within {_ASK_SECONDS:g} s; using the ones it sent"
-            log(self._server, late, types.MessageType.Warning)
+            log(self._server, wording.settings_late(_ASK_SECONDS), types.MessageType.Warning)
             return False
         except Exception as exc:
-            log(self._server, f"the editor did not send its settings: {exc}", types.MessageType.Warning)
+            log(self._server, wording.settings_failed(exc), types.MessageType.Warning)
             return False
         answer = list(answer or [])
         self._folder_values = {
@@ -171,4 +171,4 @@ class Configuration:
                 show(self._server, warning, types.MessageType.Warning)
         public = {k: v for k, v in resolved.settings.public().items() if k != "api_key_env"}
         where = resolved.loaded.pyproject or "no pyproject.toml"
-        log(self._server, f"settings ({where}): {public}; model: {endpoint_description(resolved.settings)}")
+        log(self._server, wording.settings_used(where, public, endpoint_description(resolved.settings)))

@@ -46,6 +46,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.configuration import Configuration
 from pycapsule.lsp.doctest_findings import Finding, one_line
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, document_path, parse_text
@@ -265,9 +266,9 @@ class DoctestDiagnostics:
                 remote.drop()  # the host's checks queue behind one that waits to be let go
         except _Stopped:
             name = uri.rsplit("/", 1)[-1]
-            log(self._server, f"doctests of {name}: stopped for a newer save, nothing published")
+            log(self._server, wording.check_stopped(name))
         except Exception as exc:  # diagnostics are a side show: report, never take the server down
-            log(self._server, f"doctest diagnostics failed for {uri}: {exc}", types.MessageType.Error)
+            log(self._server, wording.check_failed(uri, exc), types.MessageType.Error)
 
     async def _check_document(
         self, document: ParsedDocument, plan: CheckPlan, remote: RemoteCheck, stop: _Stop
@@ -284,7 +285,7 @@ class DoctestDiagnostics:
         for function in checked:
             if function.doctest_error:
                 findings: tuple[Finding, ...] = (
-                    Finding(0, one_line(f"doctests cannot be read: {function.doctest_error}")),
+                    Finding(0, one_line(wording.cannot_read_doctests(function.doctest_error))),
                 )
             else:
                 findings = self._results.get(function.key, ())
@@ -294,11 +295,7 @@ class DoctestDiagnostics:
         self._publish(document, diagnostics, _published(document, checked, diagnostics))
         ran, cached = len(missing), len(checked) - len(missing)
         name = document.path.name if document.path else document.uri
-        log(
-            self._server,
-            f"doctests of {name}: ran {ran} function{'' if ran == 1 else 's'}, {cached} cached, "
-            f"{len(diagnostics)} problem{'' if len(diagnostics) == 1 else 's'}",
-        )
+        log(self._server, wording.checked(name, ran, cached, len(diagnostics)))
 
     async def _run(
         self, document: ParsedDocument, functions: list[PlannedFunction], remote: RemoteCheck, stop: _Stop
@@ -336,13 +333,13 @@ class DoctestDiagnostics:
             start, end = types.Position(line - 1, 0), types.Position(line, 0)
             related.append(types.DiagnosticRelatedInformation(
                 location=types.Location(uri=file.as_uri(), range=types.Range(start, end)),
-                message="the example, in the project's documentation",
+                message=wording.IN_THE_DOCUMENTATION,
             ))
         if finding.exception_line is not None:
             line0 = function.def_line - 1 + finding.exception_line
             related.append(types.DiagnosticRelatedInformation(
                 location=types.Location(uri=document.uri, range=document.index.line_range(line0)),
-                message="raised here",
+                message=wording.RAISED_HERE,
             ))
         if related:
             diagnostic.related_information = related

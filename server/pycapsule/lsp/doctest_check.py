@@ -16,6 +16,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule.capsule import Capsule
 from pycapsule.doc_examples import documents_module, examples_in_file, fingerprint
+from pycapsule.lsp import wording
 from pycapsule.lsp.doctest_findings import findings_of, one_line
 from pycapsule.lsp.doctest_keys import ModuleKeys
 from pycapsule.lsp.documents import ParsedDocument, parse_text
@@ -90,11 +91,11 @@ def _outcome(results: list[tuple[str, RunResult]], by_name: dict[str, Capsule]) 
             findings[name] = findings_of(report, capsule) if report else ()
         elif outcome.status == "error" and outcome.module_error is not None:
             error = outcome.module_error
-            message = one_line(f"the module raised {error.type}: {error.message}; no doctest ran")
+            message = one_line(wording.module_raised(error.type, error.message))
             problems.append(Problem((error.line or 1) - 1, message, None))
             break
         else:
             detail = outcome.detail or outcome.status
-            message = one_line(f"doctests did not finish: {detail}")
+            message = one_line(wording.did_not_finish(detail))
             problems.append(Problem(capsule.def_line - 1, message, name))
     return CheckOutcome(findings, tuple(problems))

@@ -11,6 +11,7 @@ from pathlib import Path
 from pycapsule.capsule import Capsule
 from pycapsule.debugging.sandbox_lacks import unrunnable
 from pycapsule.doc_examples import documentation_root
+from pycapsule.lsp import wording
 from pycapsule.sandbox.api import ExampleFailure, FunctionReport
 
 _MESSAGE_LIMIT = 240
@@ -36,21 +37,21 @@ def one_line(text: str) -> str:
 
 def failure_message(failure: ExampleFailure) -> str:
     if failure.note:
-        return one_line(f"doctest failed: {failure.note}")
+        return one_line(wording.doctest_failed(failure.note))
     if failure.exception is not None:
-        return one_line(f"doctest failed: {failure.exception.type}: {failure.exception.message}")
-    return f"doctest failed: expected {one_line(failure.expected)}, got {one_line(failure.got)}"
+        return one_line(wording.doctest_raised(failure.exception.type, failure.exception.message))
+    return wording.doctest_got(one_line(failure.expected), one_line(failure.got))
 
 
 def findings_of(report: FunctionReport, capsule: Capsule) -> tuple[Finding, ...]:
     if report.parse_error:
-        return (Finding(0, one_line(f"doctests cannot be read: {report.parse_error}")),)
+        return (Finding(0, one_line(wording.cannot_read_doctests(report.parse_error))),)
     reasons = unrunnable(report, capsule)
     root = documentation_root(capsule.path) if report.documented else None
     if reasons:
         return tuple(
             _placed(Finding(failure.line - capsule.def_line,
-                            one_line(f"doctest cannot run in the sandbox: it {why}"), cannot_run=True),
+                            one_line(wording.cannot_run_in_sandbox(why)), cannot_run=True),
                     failure, root)
             for failure, why in zip(report.failures, reasons, strict=True)
         )
@@ -66,8 +67,7 @@ def _placed(finding: Finding, failure: ExampleFailure, root: Path | None) -> Fin
     stays at its example."""
     if failure.document is None:
         return finding
-    place = f"{failure.document}:{failure.line}"
-    message = one_line(f"{place} (the project's documentation): {finding.message}")
+    message = one_line(wording.in_the_documentation(failure.document, failure.line, finding.message))
     document = (root / failure.document, failure.line) if root is not None else None
     return Finding(0, message, finding.exception_line, finding.cannot_run, document)
 

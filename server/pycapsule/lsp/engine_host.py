@@ -27,6 +27,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule.capsule import Capsule, CapsuleError, no_such_function
 from pycapsule.config import project_root
+from pycapsule.lsp import wording
 from pycapsule.lsp.doctest_check import plan_check, run_check
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument, parse_text
 from pycapsule.lsp.engine_pool import EnginePool
@@ -44,7 +45,7 @@ def resolve(request: StartRequest) -> Capsule | Refusal:
     if document.syntax_error is not None:
         # The doctests import the whole module, so nothing can run until the file parses again.
         reason = document.syntax_error.message
-        return Refusal("syntax", f"the file does not parse ({reason}); fix that first")
+        return Refusal("syntax", wording.does_not_parse(reason))
     function = _target(document, request)
     if isinstance(function, Refusal):
         return function
@@ -55,18 +56,17 @@ def resolve(request: StartRequest) -> Capsule | Refusal:
     except CapsuleError as error:
         return Refusal("target", error.message)
     if capsule is None:
-        return Refusal("target", f"there is no function `{function.qualname}` in {request.uri}")
+        return Refusal("target", wording.no_function_named(function.qualname, request.uri))
     return capsule
 
 
 def _target(document: ParsedDocument, request: StartRequest) -> CapsuleOutline | Refusal:
     if request.line is not None:
         function = document.outline_at_line(request.line)
-        where = f"line {request.line + 1} of {request.uri}"
         if function is None:
-            return Refusal("target", f"there is no function at {where}")
+            return Refusal("target", wording.no_function_at(request.line, request.uri))
         if request.qualname is not None and function.qualname != request.qualname:
-            return Refusal("target", f"`{request.qualname}` is not a function at {where}")
+            return Refusal("target", wording.not_a_function_at(request.qualname, request.line, request.uri))
         return function
     qualname = request.qualname or ""
     function = document.outline_of(qualname)
@@ -191,7 +191,7 @@ class Host:
             self._send(("done", run_id))
         except Exception as error:  # the engine promises events, not exceptions; keep the editor informed
             log.exception("pycapsule: the run of %s failed", request.qualname or request.uri)
-            self._send(("failed", run_id, f"{type(error).__name__}: {error}"))
+            self._send(("failed", run_id, wording.failed(error)))
         finally:
             self._work.pop(run_id, None)
 

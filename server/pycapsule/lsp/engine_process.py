@@ -27,10 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.host_messages import CheckRequest, StartRequest
 from pycapsule.lsp.remote import EngineGone, Remote, RemoteCheck, RemoteRun
-
-_GONE = "the engine's process stopped"
 
 
 class EngineProcess:
@@ -64,7 +63,7 @@ class EngineProcess:
             self._sender.submit(self._send_first, remote, message)
         except RuntimeError:  # the sender was shut down: the server is closing
             self._forget(remote.id)
-            remote.end(EngineGone(_GONE))
+            remote.end(EngineGone(wording.engine_gone()))
 
     def send(self, message: tuple[Any, ...]) -> None:
         # RuntimeError: the sender was shut down (the server is closing): the host is being stopped anyway
@@ -97,7 +96,7 @@ class EngineProcess:
             connection.send(message)
         except OSError as error:
             self._forget(remote.id)
-            remote.end(EngineGone(f"{_GONE}: {error}"))
+            remote.end(EngineGone(wording.engine_gone(error)))
 
     def _send_quietly(self, message: tuple[Any, ...]) -> None:
         connection = self._connection
@@ -154,7 +153,7 @@ class EngineProcess:
                 del self._remotes[remote.id]
         child.wait()
         for remote in orphans:
-            remote.end(EngineGone(_GONE))
+            remote.end(EngineGone(wording.engine_gone()))
 
     def _forget(self, remote_id: str) -> None:
         with self._lock:

@@ -24,9 +24,9 @@ from typing import Literal
 
 from pycapsule.capsule import CapsuleError
 from pycapsule.config import Settings
+from pycapsule.lsp import wording
 from pycapsule.lsp.doctest_findings import Finding
 from pycapsule.lsp.documents import CapsuleOutline
-from pycapsule.lsp.protocol import CMD_SELF_DEBUG
 
 Mode = Literal["generate", "fix", "read_ahead"]
 """A run's kind; "read_ahead" reads a stub's first request into the model's cache (lsp/read_ahead.py)."""
@@ -62,22 +62,12 @@ class Refusal:
     @property
     def message(self) -> str:
         """One sentence, when it is the start command's answer."""
-        if self.kind == "syntax":
-            return _full_stop(f"nothing was started: {self.reason}")
-        return _full_stop(self.reason[:1].upper() + self.reason[1:])
-
-    def ended(self, title: str) -> str:
-        """One sentence, when it ends a run that was under way for the editor (`title`: `run_title`'s)."""
-        return _full_stop(f"{title} did not start: {self.reason}")
+        return wording.refused(self.kind, self.reason)
 
 
 def has_a_body(name: str) -> Refusal:
     """`generate` on a function that is no stub; the server's outline or the engine's process finds it."""
-    return Refusal("target", f"`{name}` already has a body; use {CMD_SELF_DEBUG} to debug it")
-
-
-def _full_stop(sentence: str) -> str:
-    return sentence if sentence.endswith((".", "?", "!")) else sentence + "."
+    return Refusal("target", wording.has_a_body(name))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.positions import LineIndex
 
 
@@ -72,17 +73,17 @@ def rebase(
     old, new = LineIndex(old_text), LineIndex(new_text)
     line_map = _LineMap(old, new)
 
-    def move(start: int, end: int, what: str) -> int:
+    def move(start: int, end: int, function: bool) -> int:
         first, last = old.line_of(start), old.line_of(max(start, end - 1))
         new_first = line_map.moved_lines(first, last)
         if new_first is None:
-            raise Conflict(f"{what} (lines {first + 1}-{last + 1}) changed while the run was going on")
+            raise Conflict(wording.changed_during_run(function, first + 1, last + 1))
         return new.starts[new_first] + (start - old.starts[first])
 
     for start, end in guarded:
-        move(start, end, "the function")
+        move(start, end, function=True)
     moved = []
     for edit in edits:
-        new_start = move(edit.start, edit.end, "the text the edit replaces")
+        new_start = move(edit.start, edit.end, function=False)
         moved.append(MovedEdit(new_start, new_start + (edit.end - edit.start), edit.new_text))
     return moved

@@ -17,7 +17,7 @@ runs a candidate (the job is killed).
 `Runs` owns the runs going on (by document and function). A run's news (`remote.News`: resolved, the engine's
 events, its end) come from the engine's process's reader thread straight onto the event loop, where the run's
 driver awaits them: no thread of its own, however many runs are under way.
-What the events say is `pycapsule.event_text`'s.
+What the events say is `pycapsule.event_text`'s; every other sentence here is `lsp.wording`'s.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from pycapsule import event_text
 from pycapsule.capsule import Capsule
+from pycapsule.lsp import wording
 from pycapsule.lsp.apply import apply_outcome
 from pycapsule.lsp.attempts import Attempts
 from pycapsule.lsp.changes import ChangeSignal
@@ -94,7 +95,7 @@ def _why(news: Done | Failed | Gone | Stopped) -> str:
     """Why the host answered the start with no `Resolved`, as the end of a sentence."""
     if isinstance(news, Failed | Gone):
         return news.reason
-    return "the engine's process ended the run unresolved" if isinstance(news, Done) else "cancelled"
+    return wording.UNRESOLVED if isinstance(news, Done) else wording.CANCELLED
 
 
 class Runs:
@@ -172,7 +173,7 @@ class Runs:
         if found is None:
             news = await remote.next()
             if not isinstance(news, Resolved):
-                message = f"nothing was started: {_why(news)}; try again."
+                message = wording.nothing_started(_why(news))
                 show(self._server, message, types.MessageType.Error)
                 return {"status": "error", "message": message}
             if isinstance(news.answer, Refusal):
@@ -190,7 +191,7 @@ class Runs:
     def _busy(self, uri: str, qualname: str, name: str) -> dict[str, Any] | None:
         if (uri, qualname) not in self._runs:
             return None
-        message = f"`{name}` is already being worked on; cancel that run first."
+        message = wording.busy(name)
         show(self._server, message, types.MessageType.Warning)
         return {"status": "busy", "message": message}
 
@@ -202,15 +203,15 @@ class Runs:
         progress = RunProgress(self._server)
         try:
             title = run_title(run.mode, run.name)
-            await progress.begin(title, "starting")
+            await progress.begin(title, wording.STARTING)
             run.progress_token = progress.token
             if progress.token is None:
-                show(self._server, f"{title}… (to stop it: the code action on it again)")
+                show(self._server, wording.started_without_progress(title))
             self._status("generating", title, run)
             return await self._follow(run, started_from, capsule, progress, model)
         except Exception as exc:  # a bug of ours: end the run visibly rather than leave it hanging
-            log(self._server, f"`{run.name}`: internal error: {exc!r}", types.MessageType.Error)
-            return self._finish(run, progress, "error", f"`{run.name}`: internal error ({exc})")
+            log(self._server, wording.internal_error_logged(run.name, exc), types.MessageType.Error)
+            return self._finish(run, progress, "error", wording.internal_error(run.name, exc))
         finally:
             self._runs.pop(key, None)
 
@@ -226,8 +227,8 @@ class Runs:
         while not isinstance(news := await run.remote.next(), Done):
             if isinstance(news, Resolved):
                 if isinstance(news.answer, Refusal):  # what only the whole module's parse finds
-                    title = run_title(run.mode, run.name)
-                    return self._finish(run, progress, "error", news.answer.ended(title))
+                    ended = wording.refused_run(run_title(run.mode, run.name), news.answer.reason)
+                    return self._finish(run, progress, "error", ended)
                 capsule = news.answer
                 continue
             if not isinstance(news, Event):
@@ -245,12 +246,12 @@ class Runs:
                 attempt, text = said
                 self._report(run, progress, attempt, max_attempts, text)
                 if isinstance(item, AttemptFinished):
-                    log(self._server, f"`{run.name}` attempt {attempt}: {text} ({item.seconds:.1f} s)")
+                    log(self._server, wording.attempt_logged(run.name, attempt, text, item.seconds))
                     if started_from.path is None:
                         self._attempts.remember_unsaved(run.uri, run.qualname, run_id=run.id,
                                                         mode=attempt_mode, model=model, finished=item)
         if outcome is None or capsule is None:
-            return self._finish(run, progress, "error", "the loop ended without an outcome")
+            return self._finish(run, progress, "error", wording.NO_OUTCOME)
         return await self._conclude(run, started_from, capsule, outcome, progress)
 
     async def _conclude(
@@ -280,18 +281,14 @@ class Runs:
         kept = measured is not None
         if applied is not None and applied.state != "applied":
             status = "unconfirmed" if applied.state == "unconfirmed" else "refused"
-            log(self._server, f"`{run.name}`: the new code, not applied ({applied.reason}):\n{applied.code}")
+            log(self._server, wording.not_applied_logged(run.name, applied.reason, applied.code))
             return self._finish(run, progress, status, applied.message, outcome.attempts, applied.code)
         if applied is not None:
             self._background(self._republish_after(run.uri, applied.version))
         elif dropped or kept:
             self._background(self._diagnostics.republish(run.uri))
-        summary = event_text.run_summary(run.name, outcome)
-        if kept:
-            summary += _strength_note(run.name, outcome)
-        if (run.uri, run.qualname) in self._closest and closest is not None:
-            summary += (f"; its closest try (attempt {closest.attempt}: {closest.failing}) is offered as the "
-                        f"code action \"{closest_title(run.name, closest.attempt)}\"")
+        offered = closest if (run.uri, run.qualname) in self._closest else None
+        summary = wording.run_end(run.name, outcome, kept, offered)
         return self._finish(run, progress, outcome.status, summary, outcome.attempts)
 
     def closest(self, uri: str, qualname: str) -> Closest | None:
@@ -304,10 +301,10 @@ class Runs:
         one versioned edit, refused when the function changed since the run started."""
         kept = self._closest.get((uri, qualname))
         if kept is None:
-            return {"status": "error", "message": f"there is no closest try of `{qualname}` to apply"}
+            return {"status": "error", "message": wording.no_closest(qualname)}
         name = kept.capsule.name
         if (uri, qualname) in self._runs:
-            return {"status": "busy", "message": f"`{name}` is being worked on; cancel that run first"}
+            return {"status": "busy", "message": wording.closest_busy(name)}
         options = self._configuration.options_for(uri)
         label = closest_title(name, kept.closest.attempt)
         applied = await apply_outcome(self._server, self._changes, kept.started_from, kept.capsule,
@@ -318,7 +315,7 @@ class Runs:
             show(self._server, applied.message, types.MessageType.Warning)
             return {"status": "refused", "message": applied.message, "code": applied.code}
         self._closest.pop((uri, qualname), None)
-        message = f"`{name}`: applied its closest try (attempt {kept.closest.attempt}), which still fails"
+        message = wording.closest_applied(name, kept.closest.attempt)
         log(self._server, message)
         self._background(self._republish_after(uri, applied.version))
         return {"status": "applied", "message": message}
@@ -360,7 +357,7 @@ class Runs:
     ) -> dict[str, Any]:
         progress.end(message)
         still_running = self.count - 1
-        level = _LEVELS.get(status, types.MessageType.Warning)
+        level = wording.level(status)
         if progress.token is None or level != types.MessageType.Info:
             show(self._server, message, level)  # the client has no progress UI, or the user must know
         else:
@@ -379,8 +376,8 @@ def _ended(run: Run, news: Failed | Gone | Stopped) -> tuple[str, str]:
     if isinstance(news, Stopped):  # the engine notices the cancel between tokens or attempts, and ends
         return "cancelled", event_text.cancelled(run.name)
     if isinstance(news, Gone):
-        return "error", f"`{run.name}`: {news.reason} (killed or crashed); run it again."
-    return "error", f"the loop stopped: {news.reason}"
+        return "error", wording.gone(run.name, news.reason)
+    return "error", wording.loop_stopped(news.reason)
 
 
 async def _measured(
@@ -400,21 +397,3 @@ async def _measured(
     text = lines_text(document.index, function.first_line, function.end_line)
     loosely = outcome.status == "passed_loosely"
     return Measured(run.qualname, run.name, outcome.strength, text, function.first_line, loosely)
-
-
-def _strength_note(name: str, outcome: Any) -> str:
-    """What the end message adds of the strength kept: the counts (a passed run's summary lacks them) and the
-    code actions that add the suggested examples."""
-    note = f"; {outcome.strength.describe()}" if outcome.status == "passed" else ""
-    if outcome.strength.suggested:
-        note += f"; code actions on `{name}` add examples that would catch more of its small changes"
-    return note
-
-
-_LEVELS = {
-    "passed": types.MessageType.Info,
-    "passed_loosely": types.MessageType.Warning,
-    "not_verified": types.MessageType.Info,
-    "cancelled": types.MessageType.Info,
-    "error": types.MessageType.Error,
-}

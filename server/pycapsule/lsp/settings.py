@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pycapsule.config import LoadedSettings, Settings, load_settings, snake_case
+from pycapsule.lsp import wording
 from pycapsule.lsp.protocol import SECTION
 
 _EDITOR_SOURCE = "the editor's settings"
@@ -49,16 +50,11 @@ def editor_options(values: Mapping[str, Any], warnings: list[str]) -> EditorOpti
     defaults = EditorOptions()
     preview = found.get("diff_preview", defaults.diff_preview)
     if not isinstance(preview, bool):
-        warnings.append(
-            f"Setting 'diffPreview' must be true or false; using {str(defaults.diff_preview).lower()}."
-        )
+        warnings.append(wording.diff_preview_not_bool(defaults.diff_preview))
         preview = defaults.diff_preview
     timeout = found.get("apply_edit_timeout", defaults.apply_edit_timeout)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
-        warnings.append(
-            "Setting 'applyEditTimeout' must be a number of seconds in (0, 3600]; "
-            f"using {defaults.apply_edit_timeout:g}."
-        )
+        warnings.append(wording.apply_edit_timeout_out_of_range(defaults.apply_edit_timeout))
         timeout = defaults.apply_edit_timeout
     return EditorOptions(preview, float(timeout))
 
@@ -85,10 +81,7 @@ def resolve(
     warnings: list[str] = []
     for key in [k for k in overrides if snake_case(str(k)) == "api_key"]:
         overrides.pop(key)
-        warnings.append(
-            f"Setting '{key}' in {_EDITOR_SOURCE} is ignored: put the key in the environment variable "
-            "that 'apiKeyEnv' names."
-        )
+        warnings.append(wording.api_key_ignored(str(key), _EDITOR_SOURCE))
     options = editor_options(overrides, warnings)
     overrides = {k: v for k, v in overrides.items() if snake_case(str(k)) not in _EDITOR_KEYS}
     loaded = load_settings(start, overrides, overrides_source=_EDITOR_SOURCE)

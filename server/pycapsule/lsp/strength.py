@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
 from pycapsule.lsp.positions import lines_text
 from pycapsule.lsp.protocol import DIAGNOSTIC_SOURCE, LOOSE_CODE
@@ -49,11 +50,9 @@ class Measured:
 
     def message(self, first_line: int) -> str:
         """The diagnostic's text: what the examples and tests miss, with the first change they let pass."""
-        text = f"{self.name}: its examples and tests do not pin the body down: {self.strength.describe()}"
-        if self.strength.survivors:
-            first = self.strength.survivors[0].text(shift=first_line - self.first_line)
-            text += f"; e.g. {first} still passes"
-        return text
+        survivors = self.strength.survivors
+        first = survivors[0].text(shift=first_line - self.first_line) if survivors else None
+        return wording.loosely_pinned(self.name, self.strength, first)
 
 
 class Strengths:

@@ -30,6 +30,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.apply import replacement_edit
 from pycapsule.lsp.diagnostics import DoctestDiagnostics
 from pycapsule.lsp.documents import CapsuleOutline, ParsedDocument
@@ -100,8 +101,7 @@ def register(server: LanguageServer, services: Services) -> None:
         function = document.outline_of(str(data.get("qualname")))
         measured = services.strengths.current(document, function) if function is not None else None
         if measured is None:
-            changed = f"`{data.get('qualname')}` changed since the examples were suggested: none was added."
-            show(server, changed, types.MessageType.Warning)
+            show(server, wording.examples_outdated(data.get("qualname")), types.MessageType.Warning)
             return action
         action.edit = _examples_edit(server, document, measured, data["examples"])
         return action

@@ -23,6 +23,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.host_messages import Mode, Refusal
 from pycapsule.lsp.markup import no_links
 from pycapsule.lsp.protocol import CMD_APPLY_CLOSEST, CMD_CANCEL, CMD_GENERATE, CMD_SELF_DEBUG
@@ -43,7 +44,7 @@ def register(server: LanguageServer, services: Services) -> None:
     async def apply_closest(*arguments: Any) -> dict[str, Any]:
         target = _target(arguments)
         if not isinstance(target.get("qualname"), str):
-            raise _invalid('The command needs {"uri": ..., "qualname": ...}.')
+            raise _invalid(wording.NEEDS_QUALNAME)
         return _answer(await services.runs.apply_closest(target["uri"], target["qualname"]))
 
     @server.command(CMD_CANCEL)
@@ -72,11 +73,9 @@ def _target(arguments: tuple[Any, ...]) -> dict[str, Any]:
         key = "qualname" if isinstance(arguments[1], str) else "position"
         target = {"uri": arguments[0], key: arguments[1]}
     else:
-        raise _invalid(
-            'Expected {"uri": ..., "qualname": ...} or {"uri": ..., "position": {"line", "character"}}.'
-        )
+        raise _invalid(wording.EXPECTED_TARGET)
     if not isinstance(target.get("uri"), str):
-        raise _invalid('The command needs the document\'s "uri" as a string.')
+        raise _invalid(wording.NEEDS_URI)
     return target
 
 
@@ -86,11 +85,11 @@ async def _start(services: Services, arguments: tuple[Any, ...], mode: Mode) -> 
     if not isinstance(qualname, str):
         qualname = None
         if not (isinstance(position, dict) and isinstance(position.get("line"), int)):
-            raise _invalid('The command needs a "qualname" or a "position" {"line", "character"}.')
+            raise _invalid(wording.NEEDS_POSITION)
     try:
         text = services.server.workspace.get_text_document(target["uri"]).source
     except (OSError, UnicodeDecodeError) as exc:
-        raise _invalid(f"{target['uri']} cannot be read: {exc}") from None
+        raise _invalid(wording.unreadable(target["uri"], exc)) from None
     line = None if qualname is not None else position["line"]
     answer = await services.runs.start(target["uri"], text, qualname, line, mode)
     if not isinstance(answer, Refusal):

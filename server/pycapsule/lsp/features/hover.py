@@ -9,12 +9,13 @@ on that very buffer only. The text is Markdown, or plain text for clients that c
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from pycapsule.history import AttemptRecord
+from pycapsule.lsp import wording
 from pycapsule.lsp.markup import code_block, code_span, markdown_text, one_line
 from pycapsule.lsp.services import Services
 from pycapsule.lsp.strength import Measured
@@ -71,33 +72,30 @@ def render(name: str, records: list[AttemptRecord], *, markdown: bool = True) ->
           the function (lines 3-9) changed while the run was going on
           verified by 1 example + 2 tests (tests/test_core.py; 4 of 4 body lines run)
     """
-    def strong(text: str) -> str:
-        return f"**{markdown_text(text)}**" if markdown else text
-
-    def code(text: str) -> str:
-        return code_span(text) if markdown else one_line(text)
-
-    def prose(text: str) -> str:
-        return markdown_text(text) if markdown else one_line(text)
-
-    lines = [f"{strong('pycapsule: attempts at')} {code(name)} (newest first)", ""]
+    marks = _Marks(markdown)
+    lines = [wording.history_title(name, marks), ""]
     for record in records:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
-        tokens = record.prompt_tokens + record.completion_tokens
-        seconds = record.model_seconds + record.check_seconds
-        not_applied, why = record.not_applied
-        verdict = f"{record.verdict}, {not_applied}" if not_applied else record.verdict
-        line = (
-            f"- {when} · {code(record.model)} · {strong(verdict)}"
-            f" (attempt {record.attempt}, {prose(record.mode)}) · {tokens} tokens · {seconds:.1f} s"
-        )
-        below = [prose(text) for text in (why, record.verified) if text]
-        if record.first_error_line and record.verdict != "passed":
-            below.append(code(record.first_error_line))
-        for text in below:
+        line = wording.history_entry(record, marks)
+        for text in wording.history_notes(record, marks):
             line += ("  \n  " if markdown else "\n  ") + text  # "  \n": a line break
         lines.append(line)
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """`wording.Marks`: every stored text in a code span or escaped (Markdown), or on one line (plain)."""
+
+    markdown: bool
+
+    def strong(self, text: str) -> str:
+        return f"**{markdown_text(text)}**" if self.markdown else text
+
+    def code(self, text: str) -> str:
+        return code_span(text) if self.markdown else one_line(text)
+
+    def prose(self, text: str) -> str:
+        return markdown_text(text) if self.markdown else one_line(text)
 
 
 def render_strength(measured: Measured, first_line: int, *, markdown: bool = True) -> str:
@@ -116,19 +114,14 @@ def render_strength(measured: Measured, first_line: int, *, markdown: bool = Tru
         ```
     """
     strength = measured.strength
-    said = strength.describe()
-    if strength.survivors:
-        said += f"; still passing: {measured.survivors_text(first_line)}"
-    heading = "pycapsule: " + ("its examples and tests do not pin the body down" if measured.loosely
-                               else "changes of the body its examples and tests do not catch"
-                               if strength.survivors else "inputs its annotations admit that it raises on"
-                               if strength.raised_on else "another body that passes them disagrees")
+    said = wording.strength_found(strength, measured.survivors_text(first_line))
+    heading = wording.strength_heading(strength, measured.loosely)
     if markdown:
         parts = [f"**{markdown_text(heading)}**: {markdown_text(said)}"]
     else:
         parts = [f"{heading}: {one_line(said)}"]
     if strength.suggested:
-        parts.append("Examples that would catch them (what this body shows; check before adding):")
+        parts.append(wording.SUGGESTED_EXAMPLES)
         lines = "".join(example.doctest() for example in strength.suggested)
         parts.append(code_block(lines, "python") if markdown else _indented(lines))
     return "\n\n".join(parts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from pycapsule.lsp import wording
 from pycapsule.lsp.services import Services
 from pycapsule.lsp.status import send_status
 from pycapsule.lsp.text_documents import use_lsp_lines
@@ -20,7 +21,7 @@ def register(server: LanguageServer, services: Services) -> None:
         # The status bar's endpoint follows the (re)loaded settings.
         running = services.runs.count
         state = "generating" if running else "idle"
-        send_status(server, state, "Ready.", running=running, endpoint=configuration.endpoint_for())
+        send_status(server, state, wording.READY, running=running, endpoint=configuration.endpoint_for())
 
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
