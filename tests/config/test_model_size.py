@@ -138,3 +138,13 @@ def test_what_the_user_or_the_project_sets_beats_the_models_default(tmp_path: Pa
 def test_a_models_defaults_do_not_follow_the_user_to_an_endpoint(tmp_path: Path) -> None:
     loaded = load_settings(tmp_path, None, {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"})
     assert (loaded.settings.answer_prefill, loaded.sources["answer_prefill"]) == ("never", "default")
+
+
+def test_the_1_5b_model_is_given_the_head_it_repeats_by_default_the_others_are_not(tmp_path: Path) -> None:
+    """docs/results/fast-forward-echo: measured on the 1.5B only."""
+    loaded = load_settings(tmp_path, None, {})
+    assert loaded.settings.embedded_model_size == "1.5b"
+    assert (loaded.settings.fast_forward_echo, loaded.sources["fast_forward_echo"]) == (
+        "embedded", "the embedded 1.5b model's default")
+    smaller = load_settings(tmp_path, None, {"PYCAPSULE_EMBEDDED_MODEL_SIZE": "0.5b"})
+    assert (smaller.settings.fast_forward_echo, smaller.sources["fast_forward_echo"]) == ("never", "default")

@@ -179,6 +179,8 @@ CATALOG: dict[str, ModelSpec] = {
             (16315968, "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a"),
         ]),
         note="the default: better code, about half the speed",
+        # docs/results/fast-forward-echo: tokens written per call halved on realcode, HumanEval no worse
+        defaults=(("fast_forward_echo", "embedded"),),
     ),
     "3b": ModelSpec(
         size="3b",
