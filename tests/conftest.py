@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,10 +28,19 @@ SLOW_AREAS = {
 }
 
 
+def pytest_configure() -> None:
+    # A suite started where SIGINT is ignored (a background job of a shell without job control: `cmd &` in
+    # a script) would pass that on to every process it starts, and the tests that press Ctrl-C on one would
+    # wait in vain: the suite's processes take SIGINT as a terminal gives it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 ONE_AT_A_TIME = pytest.mark.xdist_group("model-and-editors")
 """Where tests run in parallel, the tests of the real model and the real editors run one after another."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow = pytest.mark.slow
     for item in items:

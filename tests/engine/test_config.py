@@ -19,8 +19,11 @@ from pycapsule.config import (
     shared_folder,
     snake_case,
 )
+from pycapsule.embedded_model.catalog import CATALOG
 
 SECRET = "sk-very-secret-key"
+UNCONFIGURED = DEFAULTS.model_copy(update=dict(CATALOG[DEFAULTS.embedded_model_size].defaults))
+"""What a user who configured nothing gets: pycapsule's defaults with the default embedded model's own."""
 
 
 def project(tmp_path: Path, table: str) -> Path:
@@ -34,7 +37,7 @@ def project(tmp_path: Path, table: str) -> Path:
 
 def test_defaults_without_any_configuration(tmp_path: Path) -> None:
     loaded = load_settings(tmp_path, environ={})
-    assert loaded.settings == DEFAULTS and loaded.warnings == [] and loaded.pyproject is None
+    assert loaded.settings == UNCONFIGURED and loaded.warnings == [] and loaded.pyproject is None
     assert DEFAULTS.max_attempts == 3 and DEFAULTS.restart_after == 0 and DEFAULTS.history_window == 2
     assert DEFAULTS.temperature == 0 and 0.3 <= DEFAULTS.retry_temperature <= 0.7
     assert DEFAULTS.uses_embedded_model
@@ -64,7 +67,7 @@ def test_a_bad_value_names_the_key_and_the_default(tmp_path: Path) -> None:
 def test_unknown_keys_and_broken_files_are_reported_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.pycapsule\n")
     loaded = load_settings(tmp_path, {"colour": "blue"}, {})
-    assert loaded.settings == DEFAULTS
+    assert loaded.settings == UNCONFIGURED
     assert any("could not be read" in w for w in loaded.warnings)
     assert any("Unknown setting 'colour'" in w for w in loaded.warnings)
 
