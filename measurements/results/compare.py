@@ -6,8 +6,9 @@ A and B are runs' records (`.jsonl`, or published `.jsonl.gz` under data/records
 manifests (`.json`, whose records are read wherever they are). Only tasks present in both are compared.
 --first-attempt compares whether attempt 1 passed the prompt's examples instead of the final hidden-test
 status. Each run's cost comes with it: completion tokens per model call (median, p90, max) and the median
-seconds to a body that passes its examples (the attempts up to it), over the tasks both hold. It reads
-records with this checkout's pycapsule (server/).
+seconds to a body that passes its examples (the attempts up to it), over the tasks both hold; and what each
+run's "passed" promised: of the bodies it called passed, how many pass the hidden tests (the precision of
+"passed"; passed_loosely counted apart). It reads records with this checkout's pycapsule (server/).
 """
 
 import argparse
@@ -54,6 +55,17 @@ def cost(records: list[TaskRecord]) -> str:
             f"({len(to_pass)} bodies)")
 
 
+def promise(records: list[TaskRecord]) -> str:
+    """The precision of "passed": of the bodies called passed, the share that passes the hidden tests."""
+    called = [r for r in records if r.outcome == "passed"]
+    right = sum(r.passed for r in called)
+    loose = [r for r in records if r.outcome == "passed_loosely"]
+    loose_right = sum(r.passed for r in loose)
+    precision = f"{100 * right / len(called):.1f} %" if called else "-"
+    return (f"called passed {len(called)}, {right} of them pass the hidden tests: precision of \"passed\" "
+            f"{precision}; passed_loosely {len(loose)} ({loose_right} pass the hidden tests)")
+
+
 def task_order(task: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10; other ids (realcode's file::function) by name."""
     prefix, _, last = task.rpartition("/")
@@ -78,6 +90,8 @@ def main() -> None:
     print(f"only A: {len(only_a)} {' '.join(t.split('/')[-1] for t in only_a)}")
     print(f"only B: {len(only_b)} {' '.join(t.split('/')[-1] for t in only_b)}")
     print(f"sign test (two-sided): p = {sign_test(len(only_a), len(only_b)):.3f}")
+    for name, runs in (("A", a), ("B", b)):
+        print(f"{name}: {promise([runs[t] for t in tasks])}")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ def test_gzipped_records_of_a_killed_run_keep_what_was_flushed_and_take_more(tmp
         "T/1", "T/2", "T/4"]
 
 
-def test_compare_reads_published_records_and_manifests(tmp_path: Path) -> None:
+def test_compare_reads_published_records_and_manifests_and_says_what_passed_promised(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     plain = _run(folder, [_record(1), _record(2, "failed"), _record(3)])
     other = tmp_path / "other.jsonl"
@@ -131,6 +131,11 @@ def test_compare_reads_published_records_and_manifests(tmp_path: Path) -> None:
         assert compared.splitlines()[:4] == [f"A: 2/3 passed (66.7%), 1.00 model calls/task; {cost}",
                                              f"B: 0/3 passed (0.0%), 1.00 model calls/task; {cost}",
                                              "only A: 2 1 3", "only B: 0 "]
+        assert compared.splitlines()[5:] == [
+            'A: called passed 3, 2 of them pass the hidden tests: precision of "passed" 66.7 %; '
+            'passed_loosely 0 (0 pass the hidden tests)',
+            'B: called passed 3, 0 of them pass the hidden tests: precision of "passed" 0.0 %; '
+            'passed_loosely 0 (0 pass the hidden tests)']
 
 
 def test_a_folder_outside_docs_results_needs_a_records_root(tmp_path: Path) -> None:
