@@ -43,7 +43,7 @@ from pycapsule.model_reply import Message, Reply, Retrying, Usage
 from pycapsule.model_settings import ModelSettings
 from pycapsule.model_stream import request_watch, stream_answer
 from pycapsule.openai_chat import ChatRequest, OpenAIChat
-from pycapsule.prompts import prefilled, whole_answer
+from pycapsule.prompts import head_block, prefilled, whole_answer
 
 if TYPE_CHECKING:
     from pycapsule.debugging.answer_watch import AnswerTarget
@@ -109,7 +109,8 @@ class Programmer:
         An answer that repeats the target's head (`AnswerTarget.head`) is given the rest of it, where the
         endpoint continues an answer (`ModelSettings.fast_forward_echo`): the request is ended and a second
         one asks the model to go on from the answer with that rest; the rest is yielded as a piece and the
-        `Reply` is the whole answer, both requests' usage and time."""
+        `Reply` is the whole answer, both requests' usage and time. Likewise an answer that copies the
+        prompt's context goes on from a code block that holds the head instead of the copy (once)."""
         model = self.model_name()
         if target is not None and target.head and not self.settings.fast_forward_echo:
             target = replace(target, head="")
@@ -119,8 +120,9 @@ class Programmer:
             deadline = time.monotonic() + self.settings.request_timeout  # from the turn: the wait is not its
             request = ChatRequest(model, messages, temperature, seed)
             reply = yield from self._tries(request, cancel, progress, target, deadline)
-            if reply.echoed:
-                reply = yield from self._go_on(request, reply, cancel, progress, target, deadline)
+            ended = _to_go_on_from(reply, target)
+            if ended is not None:
+                reply = yield from self._go_on(request, ended, cancel, progress, target, deadline)
         finally:
             if self._turn is not None:
                 self._turn.release()
@@ -167,18 +169,21 @@ class Programmer:
             with self._lock:
                 self._waiting -= 1
 
-    def _go_on(self, request: ChatRequest, reply: Reply, cancel: threading.Event | None, progress: bool,
-               target: AnswerTarget | None, deadline: float
+    def _go_on(self, request: ChatRequest, ended: tuple[Reply, str, str], cancel: threading.Event | None,
+               progress: bool, target: AnswerTarget | None, deadline: float
                ) -> Generator[str | Retrying | Progress, None, Reply]:
-        """The answer `reply` to `request` repeated the function's head: the model goes on from it with the
-        head's rest, which it reads (fast) instead of writing (slow); the whole answer."""
-        yield reply.echo_rest
+        """`ended`: the answer to `request` that was ended, what of its text stays, and what it is given: the
+        rest of the function's head it repeated, or the head in a code block instead of the prompt's context
+        it copied. The model goes on from there, reading (fast) what it would have written (slow); the
+        whole answer."""
+        reply, written, given = ended
+        yield given
         messages = list(request.messages)
         before = messages.pop()["content"] if messages and messages[-1].get("role") == "assistant" else ""
-        start = before + reply.text + reply.echo_rest
+        start = before + written + given
         left = self.settings.max_tokens - reply.usage.completion_tokens
         if left <= 0:
-            return replace(reply, text=reply.text + reply.echo_rest, finish_reason="length", echo_rest="")
+            return replace(reply, text=written + given, finish_reason="length", echo_rest="", copied_from=-1)
         more = yield from self._tries(
             replace(request, messages=prefilled(messages, start), continued=True, max_tokens=left), cancel,
             progress, target and replace(target, head=""), deadline)
@@ -224,6 +229,16 @@ class Programmer:
                 if cancel is None:
                     time.sleep(delay)
         raise AssertionError("unreachable")
+
+
+def _to_go_on_from(reply: Reply, target: AnswerTarget | None) -> tuple[Reply, str, str] | None:
+    """An answer ended for the model to go on from, what of its text stays and what it is given; None when
+    it ended otherwise."""
+    if reply.echoed:
+        return reply, reply.text, reply.echo_rest
+    if reply.copied and target is not None and target.head and reply.copied_from >= 0:
+        return reply, reply.text[:reply.copied_from], head_block(target.head)
+    return None
 
 
 def _endpoint(settings: ModelSettings, server: ServerProbe | None) -> Endpoint:

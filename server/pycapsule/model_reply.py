@@ -46,6 +46,8 @@ class Reply:
     """Wall-clock time of the successful request (retries and waits excluded)."""
     echo_rest: str = ""
     """(`echoed`) The rest of the function's head the answer was repeating."""
+    copied_from: int = -1
+    """(`copied`) Where in `text` the code the answer copied the context into begins (-1: before it)."""
 
     @property
     def truncated(self) -> bool:

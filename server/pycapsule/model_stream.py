@@ -176,7 +176,7 @@ class _AnswerStream:
             prompt_chars = sum(len(m.get("content", "")) for m in self._request.messages)
             usage = Usage(prompt_chars // 4, len(self._pieces), estimated=True)
         return Reply(text, usage, self._finish_reason, self._request.model, time.monotonic() - self._started,
-                     self._answer.echo_rest)
+                     self._answer.echo_rest, self._answer.copied_from)
 
     def _out_of_time(self) -> bool:
         """True when `request_timeout` ran out while the answer was still coming: a slow model or a long

@@ -183,7 +183,11 @@ def _def_lines(header: str) -> str:
 def answer_prefix(capsule: Capsule) -> str:
     """The start of an answer the model is asked to continue (the `answer_prefill` setting): the opening of
     the code block and the function down to its docstring, so the model writes only the body."""
-    head = function_head(capsule)
+    return head_block(function_head(capsule))
+
+
+def head_block(head: str) -> str:
+    """A code block opened with the function's `head` (`function_head`) in it, for the model to go on from."""
     return f"{code_fence(head)}python\n{head}\n"
 
 

@@ -1,3 +1,4 @@
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -8,6 +9,8 @@ from pycapsule.bench import identity
 from pycapsule.config import Settings
 from pycapsule.context import DEFAULT_BUDGET_CHARS
 from pycapsule.debugging import answer_watch, iterator_examples
+
+from tests.bench.published import RESULTS
 
 
 def git(repo: Path, *args: str) -> str:
@@ -135,3 +138,11 @@ def test_the_prompt_cache_is_part_of_a_runs_identity_only_where_it_can_change_an
     assert "prompt_cache" not in identity.generation_settings(Settings(prompt_cache="sampled"), "direct")
     hot = identity.generation_settings(Settings(prompt_cache="sampled", temperature=0.7), "direct")
     assert identity.first_attempt_settings({"model": "m", **hot})["prompt_cache"] == "sampled"
+
+
+def test_a_run_whose_copying_answers_go_on_from_the_head_is_not_one_made_before_they_did() -> None:
+    """The published fast-forward run (2026-12-07) ended a copying answer: a run now does not resume it."""
+    published = RESULTS / "fast-forward-echo" / "qwen2.5-coder-1.5b" / "realcode-selfdebug-9b38ad5565.json"
+    before = json.loads(published.read_text())["config"]["generation"]["fast_forward_echo"]
+    now = identity.generation_settings(Settings(fast_forward_echo="embedded"), "selfdebug")
+    assert before == "embedded 3/80" and now["fast_forward_echo"] != before

@@ -1,7 +1,8 @@
 """`fast_forward_echo`: an answer that starts repeating the function's signature and docstring is ended after
 a few lines of it, and a second request asks the model to go on from the answer with the rest of the head
-already written, which the model reads (fast) instead of writing (slow). The scripted endpoint streams like
-a slow local model; the real `openai` client, sandbox and loop run."""
+already written, which the model reads (fast) instead of writing (slow). An answer that starts copying the
+module's code the prompt shows goes on, likewise, from a code block that holds the function's head instead.
+The scripted endpoint streams like a slow local model; the real `openai` client, sandbox and loop run."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ SLOW = 0.2
 """Seconds between two streamed pieces of the echoing answer: its whole head would take ~10 s."""
 
 
+def fees(folder: Path, source: str) -> Path:
+    path = folder / "fees.py"
+    path.write_text(source)
+    return path
+
+
 @pytest.fixture
 def module_file(tmp_path: Path) -> Path:
-    path = tmp_path / "fees.py"
-    path.write_text(MODULE)
-    return path
+    return fees(tmp_path, MODULE)
 
 
 def test_the_echo_is_cut_and_the_model_goes_on_from_the_whole_head(
@@ -76,3 +81,35 @@ def test_an_endpoint_is_not_asked_to_go_on_unless_the_user_says_always(
     _, outcome = run(openai_server, sandbox, module_file, "late_fee", fast_forward_echo=setting)
     assert outcome.status == "passed", outcome.message
     assert len(openai_server.chat_requests) == 1
+
+
+TABLE = "".join(f"HOLIDAY_{n} = ('a holiday of the library', {n})\n" for n in range(24))
+COPYING = f"{FEES.replace('RATE = 0.5', 'RATE = 0.5' + chr(10) + TABLE)}    ...\n"
+
+
+@pytest.fixture
+def copying_module(tmp_path: Path) -> Path:
+    """A module whose constants the prompt shows as the function's context: an answer may copy them."""
+    return fees(tmp_path, COPYING)
+
+
+def test_an_answer_copying_the_modules_code_goes_on_from_the_functions_head_instead(
+        openai_server: FakeOpenAI, sandbox: Sandbox, copying_module: Path) -> None:
+    openai_server.queue(Text(f"Here it is:\n```python\nRATE = 0.5\n{TABLE}", chunk_delay=0.01), Text(BODY))
+    _, outcome = run(openai_server, sandbox, copying_module, "late_fee", fast_forward_echo="always")
+    assert outcome.status == "passed" and outcome.attempts == 1, outcome.message
+    first, going_on = openai_server.chat_requests
+    assert "HOLIDAY_23" in first.prompt_text, "the prompt shows the module's code"
+    assert going_on.messages[:-1] == first.messages
+    head = COPYING[COPYING.index("def late_fee"): COPYING.index("    ...")]
+    assert going_on.messages[-1] == {"role": "assistant", "content": f"Here it is:\n```python\n{head}"}
+    assert outcome.new_source == COPYING.replace("    ...\n", "    return min(days * RATE, 10.0)\n")
+
+
+def test_without_the_fast_forward_a_copying_answer_is_an_attempt_lost(
+        openai_server: FakeOpenAI, sandbox: Sandbox, copying_module: Path) -> None:
+    openai_server.queue(f"```python\nRATE = 0.5\n{TABLE}", f"```python\n{HEAD}{BODY}")
+    _, outcome = run(openai_server, sandbox, copying_module, "late_fee", fast_forward_echo="never")
+    assert outcome.status == "passed" and outcome.attempts == 2, outcome.message
+    assert [request.messages[-1]["role"] for request in openai_server.chat_requests] == ["user", "user"]
+    assert "does not define the function late_fee" in openai_server.chat_requests[1].prompt_text

@@ -108,6 +108,24 @@ def test_copying_the_prompts_context_ends_the_answer() -> None:
     assert end == COPIED and kept.count("HOLIDAY_") == COPIED_LINES
 
 
+@pytest.mark.parametrize("before", ["Sure:\n```python\nimport re\n\n", "import re\n\n"],
+                         ids=["in a code block", "bare code"])
+def test_a_copy_says_where_the_code_it_copies_into_begins(before: str) -> None:
+    copy = "\n".join(CONTEXT.splitlines()[:COPIED_LINES + 5]) + "\n"
+    watch = AnswerWatch(TARGET)
+    for index in range(0, len(before + copy), 5):
+        if watch.feed((before + copy)[index:index + 5]) is not None:
+            break
+    assert watch.end == COPIED
+    assert (before + copy)[:watch.copied_from] == ("Sure:\n" if before.startswith("Sure") else "")
+
+
+def test_a_copy_into_the_prefilled_code_block_has_no_beginning_to_go_on_from() -> None:
+    watch = AnswerWatch(TARGET, "```python\n")
+    watch.feed("\n".join(CONTEXT.splitlines()[:COPIED_LINES + 1]) + "\n")
+    assert watch.end == COPIED and watch.copied_from == -1
+
+
 def test_a_few_lines_of_the_context_and_its_imports_are_not_a_copy() -> None:
     few = "\n".join(CONTEXT.splitlines()[:COPIED_LINES - 1])
     assert read(f"```python\nimport re\nimport re\n{few}\n\n{FUNCTION}```\n")[0] == COMPLETE

@@ -195,7 +195,9 @@ def generation_settings(settings: Settings, mode: str) -> dict[str, Any]:
         values["project_tests"] = False
     values["answer_ends"] = answer_ends_fingerprint()  # added later (issue 66): answers were read to the end
     if settings.fast_forward_echo != "never":  # added later: runs made without it keep their identity
-        values["fast_forward_echo"] = f"{settings.fast_forward_echo} {echo.ECHO_LINES}/{echo.ECHO_MIN_CHARS}"
+        # runs made before a copying answer went on from the head say only the echo's thresholds
+        thresholds = f"{echo.ECHO_LINES}/{echo.ECHO_MIN_CHARS}"
+        values["fast_forward_echo"] = f"{settings.fast_forward_echo} {thresholds}, copies"
     if mode == "selfdebug":
         values["loop"] = loop_fingerprint()
         if settings.answer_prefill != "never":  # earlier runs prefilled every answer; a first is the same

@@ -12,7 +12,9 @@ stop reading:
   the module's or the answer's classes define. An answer whose function still needs one is read on: a
   helper may follow;
 - `COPIED`: the answer has started copying the prompt's context (`COPIED_LINES` lines in a row taken
-  verbatim from the module context the prompt shows) before writing a complete function;
+  verbatim from the module context the prompt shows) before writing a complete function; `copied_from` is
+  where the code it copies into begins, from which the model client may have it go on with the function's
+  head instead;
 - `ECHOED`: the answer repeats the function's head as the task shows it (`AnswerTarget.head`) and the rest of
   that head is long enough to be read rather than written (`debugging.echo`): `echo_rest` holds it, and the
   model client asks the model to go on from it.
@@ -88,6 +90,8 @@ class _Block:
 
     fence: Fence | None
     """The opening fence; None: bare code."""
+    start: int = -1
+    """Where its first line begins in the streamed text; -1: in the text the answer was prefilled with."""
     lines: list[str] = field(default_factory=list)
     def_indent: int | None = None
     """Columns of the target's def line once it appeared in this block."""
@@ -109,6 +113,12 @@ class AnswerWatch:
         self.kept = 0
         self.echo_rest = ""
         """(ECHOED) The rest of the target's head, as the answer would go on."""
+        self.copied_from = -1
+        """(COPIED) Where the code block (or bare code) the answer copied into begins in the streamed text;
+        -1 when it began in the prefilled text."""
+        self._line_at = -1
+        """Where the line being read begins in the streamed text (-1: a prefilled line)."""
+        self._copy_run_at = -1
         self._streamed = 0
         self._partial = ""
         self._repeats = RepetitionWatch()
@@ -141,6 +151,7 @@ class AnswerWatch:
         for line in complete:
             consumed += len(line) + 1
             self.kept = consumed
+            self._line_at = consumed - len(line) - 1
             self._line(line)
             if self.end is not None:
                 if self._line_is_after:
@@ -163,17 +174,18 @@ class AnswerWatch:
             return
         if not prefilled and self._copies(stripped):
             self.end = COPIED
+            self.copied_from = self._block.start if self._block is not None else self._copy_run_at
             return
         block = self._block
         if block is None or block.fence is None:
             opened = opening_fence(line)
             if opened is not None:
-                self._block = _Block(opened)
+                self._block = _Block(opened, self._line_at)
                 return
             if block is None:
                 if not _looks_like_code(stripped):
                     return
-                block = self._block = _Block(None)
+                block = self._block = _Block(None, self._line_at)
         elif closes_fence(line, block.fence):
             self._block = None
             if block.def_indent is not None:
@@ -223,6 +235,8 @@ class AnswerWatch:
         if not stripped or stripped.startswith(("import ", "from ")):
             return False  # an answer starts with the imports it needs, which the context shows too
         if stripped in self.target.context_lines:
+            if not self._copied_run:
+                self._copy_run_at = self._line_at
             self._copied_run += 1
         else:
             self._copied_run = 0
