@@ -119,6 +119,7 @@ class AnswerWatch:
         self._line_at = -1
         """Where the line being read begins in the streamed text (-1: a prefilled line)."""
         self._copy_run_at = -1
+        """Where the run of lines copied from the context began (its first line's `_line_at`)."""
         self._streamed = 0
         self._partial = ""
         self._repeats = RepetitionWatch()
