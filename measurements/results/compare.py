@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
 from pycapsule.bench.records import TaskRecord, read_manifest, read_records, results_of
+from pycapsule.bench.summary import summarize
 
 
 def load(path: Path) -> dict[str, TaskRecord]:
@@ -55,15 +56,13 @@ def cost(records: list[TaskRecord]) -> str:
             f"({len(to_pass)} bodies)")
 
 
-def promise(records: list[TaskRecord]) -> str:
-    """The precision of "passed": of the bodies called passed, the share that passes the hidden tests."""
-    called = [r for r in records if r.outcome == "passed"]
-    right = sum(r.passed for r in called)
-    loose = [r for r in records if r.outcome == "passed_loosely"]
-    loose_right = sum(r.passed for r in loose)
-    precision = f"{100 * right / len(called):.1f} %" if called else "-"
-    return (f"called passed {len(called)}, {right} of them pass the hidden tests: precision of \"passed\" "
-            f"{precision}; passed_loosely {len(loose)} ({loose_right} pass the hidden tests)")
+def promise(records: dict[str, TaskRecord]) -> str:
+    """The precision of "passed" as the run's report counts it (`summarize`: over the scored tasks)."""
+    run = summarize({}, records)
+    precision = f"{run.precision:.1f} %" if run.precision is not None else "-"
+    return (f"called passed {run.called_passed}, {run.called_passed_right} of them pass the hidden tests: "
+            f"precision of \"passed\" {precision}; passed_loosely {run.called_loosely} "
+            f"({run.called_loosely_right} pass the hidden tests)")
 
 
 def task_order(task: str) -> tuple[str, int, str]:
@@ -91,7 +90,7 @@ def main() -> None:
     print(f"only B: {len(only_b)} {' '.join(t.split('/')[-1] for t in only_b)}")
     print(f"sign test (two-sided): p = {sign_test(len(only_a), len(only_b)):.3f}")
     for name, runs in (("A", a), ("B", b)):
-        print(f"{name}: {promise([runs[t] for t in tasks])}")
+        print(f"{name}: {promise({t: runs[t] for t in tasks})}")
 
 
 if __name__ == "__main__":
