@@ -120,9 +120,9 @@ class Programmer:
             deadline = time.monotonic() + self.settings.request_timeout  # from the turn: the wait is not its
             request = ChatRequest(model, messages, temperature, seed)
             reply = yield from self._tries(request, cancel, progress, target, deadline)
-            ended = _to_go_on_from(reply, target)
-            if ended is not None:
-                reply = yield from self._go_on(request, ended, cancel, progress, target, deadline)
+            going_on = _to_go_on_from(reply, target)
+            if going_on is not None:
+                reply = yield from self._go_on(request, reply, going_on, cancel, progress, target, deadline)
         finally:
             if self._turn is not None:
                 self._turn.release()
@@ -169,14 +169,14 @@ class Programmer:
             with self._lock:
                 self._waiting -= 1
 
-    def _go_on(self, request: ChatRequest, ended: tuple[Reply, str, str], cancel: threading.Event | None,
-               progress: bool, target: AnswerTarget | None, deadline: float
+    def _go_on(self, request: ChatRequest, reply: Reply, going_on: tuple[str, str],
+               cancel: threading.Event | None, progress: bool, target: AnswerTarget | None, deadline: float
                ) -> Generator[str | Retrying | Progress, None, Reply]:
-        """`ended`: the answer to `request` that was ended, what of its text stays, and what it is given: the
-        rest of the function's head it repeated, or the head in a code block instead of the prompt's context
-        it copied. The model goes on from there, reading (fast) what it would have written (slow); the
-        whole answer."""
-        reply, written, given = ended
+        """`reply` to `request` was ended; `going_on`: what of its text stays and what it is given (the rest
+        of the function's head it repeated, or the head in a code block instead of the prompt's context it
+        copied). The model goes on from there, reading (fast) what it would have written (slow); the whole
+        answer."""
+        written, given = going_on
         yield given
         messages = list(request.messages)
         before = messages.pop()["content"] if messages and messages[-1].get("role") == "assistant" else ""
@@ -231,13 +231,13 @@ class Programmer:
         raise AssertionError("unreachable")
 
 
-def _to_go_on_from(reply: Reply, target: AnswerTarget | None) -> tuple[Reply, str, str] | None:
-    """An answer ended for the model to go on from, what of its text stays and what it is given; None when
-    it ended otherwise."""
+def _to_go_on_from(reply: Reply, target: AnswerTarget | None) -> tuple[str, str] | None:
+    """For an answer ended for the model to go on from: what of its text stays and what it is given; None
+    when it ended otherwise."""
     if reply.echoed:
-        return reply, reply.text, reply.echo_rest
+        return reply.text, reply.echo_rest
     if reply.copied and target is not None and target.head and reply.copied_from >= 0:
-        return reply, reply.text[:reply.copied_from], head_block(target.head)
+        return reply.text[:reply.copied_from], head_block(target.head)
     return None
 
 

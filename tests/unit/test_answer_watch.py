@@ -27,13 +27,19 @@ TARGET = AnswerTarget("late_fee", MODULE, CONTEXT)
 FUNCTION = "def late_fee(days):\n    return min(days * RATE, 10.0)\n"
 
 
-def read(text: str, target: AnswerTarget = TARGET, start: str = "", piece: int = 5) -> tuple[str | None, str]:
-    """How the watch ends `text` streamed in pieces, and the text it keeps."""
+def streamed(text: str, target: AnswerTarget = TARGET, start: str = "", piece: int = 5) -> AnswerWatch:
+    """The watch fed `text` in pieces until it ends the answer."""
     watch = AnswerWatch(target, start)
     for index in range(0, len(text), piece):
         if watch.feed(text[index:index + piece]) is not None:
-            return watch.end, text[:watch.kept]
-    return None, text
+            break
+    return watch
+
+
+def read(text: str, target: AnswerTarget = TARGET, start: str = "", piece: int = 5) -> tuple[str | None, str]:
+    """How the watch ends `text` streamed in pieces, and the text it keeps."""
+    watch = streamed(text, target, start, piece)
+    return (watch.end, text[:watch.kept]) if watch.end is not None else (None, text)
 
 
 def test_the_explanation_after_the_code_block_is_not_read() -> None:
@@ -112,17 +118,13 @@ def test_copying_the_prompts_context_ends_the_answer() -> None:
                          ids=["in a code block", "bare code"])
 def test_a_copy_says_where_the_code_it_copies_into_begins(before: str) -> None:
     copy = "\n".join(CONTEXT.splitlines()[:COPIED_LINES + 5]) + "\n"
-    watch = AnswerWatch(TARGET)
-    for index in range(0, len(before + copy), 5):
-        if watch.feed((before + copy)[index:index + 5]) is not None:
-            break
+    watch = streamed(before + copy)
     assert watch.end == COPIED
     assert (before + copy)[:watch.copied_from] == ("Sure:\n" if before.startswith("Sure") else "")
 
 
 def test_a_copy_into_the_prefilled_code_block_has_no_beginning_to_go_on_from() -> None:
-    watch = AnswerWatch(TARGET, "```python\n")
-    watch.feed("\n".join(CONTEXT.splitlines()[:COPIED_LINES + 1]) + "\n")
+    watch = streamed("\n".join(CONTEXT.splitlines()[:COPIED_LINES + 1]) + "\n", start="```python\n")
     assert watch.end == COPIED and watch.copied_from == -1
 
 
